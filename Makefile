@@ -1,0 +1,41 @@
+# rlfound: `make book` builds the executed book, `make test` runs every check.
+# Both create .venv and install what they need on a fresh clone.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+BOOK_FLAGS := -W -n --keep-going
+
+.PHONY: help book test lint format unit chapters book-test clean
+
+help:
+	@echo "make book    build the executed HTML book into _build/html"
+	@echo "make test    lint, unit/property/doctests, chapters in fresh kernels, book build"
+	@echo "make format  apply ruff's formatter and autofixes"
+	@echo "make clean   remove _build, caches and .venv"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . $(BOOK_FLAGS)
+	@echo "Open _build/html/index.html"
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+test: lint
+	$(BIN)/pytest
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis .ruff_cache $(VENV)
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

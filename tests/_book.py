@@ -1,0 +1,29 @@
+"""Where the book's sources are, shared by the book and chapter tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def toc_documents() -> list[str]:
+    """Every document named in ``_toc.yml``, root first, as paths without suffix."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    documents = [toc["root"]]
+    for part in toc.get("parts", []):
+        documents.extend(entry["file"] for entry in part.get("chapters", []))
+    return documents
+
+
+def notebook_documents() -> list[Path]:
+    """The toc's MyST notebooks: Markdown files with a jupytext kernelspec header."""
+    found = []
+    for document in toc_documents():
+        path = ROOT / f"{document}.md"
+        head = path.read_text(encoding="utf-8").split("\n---", 1)[0]
+        if path.read_text(encoding="utf-8").startswith("---") and "kernelspec:" in head:
+            found.append(path)
+    return found

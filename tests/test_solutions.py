@@ -1,0 +1,347 @@
+"""The reference solutions of chapter 1's code exercises are right, and make valid starters.
+
+``solutions/`` is not a package (student code must run where :mod:`rlfound` is absent), so
+each solution file is loaded by path. Every solution is checked three ways: against the
+library, against an independent hand computation, and as the source of a student starter
+(each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region replaced by
+``raise NotImplementedError``).
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import importlib.util
+import inspect
+import re
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from rlfound import advantages, gradcheck, importance, mdp, policy_gradient
+
+SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+
+# Each solution file and the functions a student writes in it, with their exact parameters.
+STUDENT_FUNCTIONS = {
+    "bellman_arithmetic": {"chain_values": ["gamma"]},
+    "score_function_gradient": {"bandit_gradient": ["logits", "action_values"]},
+    "importance_sampling": {
+        "importance_sampling_value": ["target_probs", "behavior_probs", "rewards"],
+    },
+    "gae_recursion": {
+        "gae_recursive": ["rewards", "values", "gamma", "lam"],
+        "gae_explicit": ["rewards", "values", "gamma", "lam"],
+        "test_gae_matches_explicit_sum": [],
+    },
+}
+
+# Valid arguments for every student function, so a starter's stub can be called.
+VALID_ARGUMENTS = {
+    "chain_values": (0.8,),
+    "bandit_gradient": (np.zeros(3), np.array([0.2, 0.5, 1.0])),
+    "importance_sampling_value": ([0.25, 0.75], [0.8, 0.2], [1.0, 3.0]),
+    "gae_recursive": ([1.0, 0.0], [0.5, 0.2, 0.0], 0.9, 0.95),
+    "gae_explicit": ([1.0, 0.0], [0.5, 0.2, 0.0], 0.9, 0.95),
+    "test_gae_matches_explicit_sum": (),
+}
+
+BEGIN = "### BEGIN SOLUTION"
+END = "### END SOLUTION"
+REGION = re.compile(
+    r"^([ \t]*)### BEGIN SOLUTION[ \t]*\n.*?^[ \t]*### END SOLUTION[ \t]*$",
+    flags=re.MULTILINE | re.DOTALL,
+)
+
+
+def load_solution(name: str) -> ModuleType:
+    """Import ``solutions/<name>.py`` under a private module name."""
+    spec = importlib.util.spec_from_file_location(f"_solution_{name}", SOLUTIONS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_starter(source: str) -> str:
+    """What the grader hands to students: every solution region becomes one ``raise``."""
+    return REGION.sub(r"\1raise NotImplementedError", source)
+
+
+bellman = load_solution("bellman_arithmetic")
+score = load_solution("score_function_gradient")
+sampling = load_solution("importance_sampling")
+gae = load_solution("gae_recursion")
+MODULES = {
+    "bellman_arithmetic": bellman,
+    "score_function_gradient": score,
+    "importance_sampling": sampling,
+    "gae_recursion": gae,
+}
+
+
+# --- Bellman arithmetic ------------------------------------------------------------------
+
+
+def test_chain_values_for_the_exercise_numbers():
+    np.testing.assert_allclose(bellman.chain_values(0.8), [0.8, 1.0, 0.0], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.3, 0.8, 0.9, 0.99, 1.0])
+def test_chain_values_match_hand_values_and_the_library(gamma):
+    values = bellman.chain_values(gamma)
+    assert values.shape == (3,)
+    assert values.dtype == np.float64
+    # By hand: v(terminal) = 0, v(1) = 1 + gamma * 0, v(0) = 0 + gamma * v(1).
+    np.testing.assert_allclose(values, [gamma, 1.0, 0.0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(values, mdp.tiny_chain(gamma), rtol=0, atol=1e-12)
+    transition, reward, _ = mdp.tiny_chain_model()
+    residual = mdp.bellman_residual(values, transition, reward, gamma)
+    np.testing.assert_allclose(residual, 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [-0.1, 1.5, float("nan")])
+def test_chain_values_rejects_a_bad_gamma(gamma):
+    with pytest.raises(ValueError, match=r"^gamma"):
+        bellman.chain_values(gamma)
+
+
+# --- Score-function gradient -------------------------------------------------------------
+
+
+def hand_bandit_objective(logits: np.ndarray, action_values: np.ndarray) -> float:
+    """J(theta) = sum_a softmax(theta)_a q(a), written out independently of both codes."""
+    weights = np.exp(logits - np.max(logits))
+    return float(weights @ action_values / weights.sum())
+
+
+def test_bandit_gradient_matches_the_library_and_finite_differences():
+    rng = np.random.default_rng(1)
+    for num_actions in (1, 2, 3, 7):
+        for _ in range(5):
+            logits = rng.normal(scale=2.0, size=num_actions)
+            action_values = rng.normal(size=num_actions)
+            gradient = score.bandit_gradient(logits, action_values)
+            assert gradient.shape == (num_actions,)
+            expected = policy_gradient.exact_bandit_gradient(logits, action_values)
+            np.testing.assert_allclose(gradient, expected, rtol=1e-10, atol=1e-12)
+            # Central differences, one logit at a time.
+            eps = 1e-6
+            numerical = np.zeros(num_actions)
+            for a in range(num_actions):
+                step = np.zeros(num_actions)
+                step[a] = eps
+                numerical[a] = (
+                    hand_bandit_objective(logits + step, action_values)
+                    - hand_bandit_objective(logits - step, action_values)
+                ) / (2 * eps)
+            np.testing.assert_allclose(gradient, numerical, rtol=1e-6, atol=1e-8)
+            check = gradcheck.check_gradient(
+                lambda theta, q=action_values: policy_gradient.bandit_objective(theta, q),
+                lambda theta, q=action_values: score.bandit_gradient(theta, q),
+                logits,
+            )
+            assert check.passed, check
+            # Shifting every logit leaves the policy unchanged, so the gradient sums to 0.
+            assert abs(gradient.sum()) < 1e-12
+
+
+def test_bandit_gradient_for_the_chapter_bandit_and_extreme_logits():
+    q = np.array([0.2, 0.5, 1.0])
+    # Uniform policy: pi . q = 17/30, so the gradient is (q - 17/30) / 3.
+    np.testing.assert_allclose(score.bandit_gradient(np.zeros(3), q), (q - 17 / 30) / 3)
+    gradient = score.bandit_gradient(np.array([800.0, 0.0, -800.0]), q)
+    assert np.all(np.isfinite(gradient))
+    np.testing.assert_allclose(gradient, 0.0, atol=1e-12)
+
+
+def test_bandit_gradient_rejects_mismatched_shapes():
+    with pytest.raises(ValueError, match=r"^action_values"):
+        score.bandit_gradient(np.zeros(3), np.ones(2))
+
+
+# --- Importance sampling -----------------------------------------------------------------
+
+
+def test_importance_sampling_value_for_the_exercise_numbers():
+    value = sampling.importance_sampling_value([0.25, 0.75], [0.8, 0.2], [1.0, 3.0])
+    # By hand: 0.8 * (0.25 / 0.8) * 1 + 0.2 * (0.75 / 0.2) * 3 = 0.25 + 2.25.
+    assert value == pytest.approx(2.5, abs=1e-12)
+    # A logged data set whose action frequencies are exactly b = (0.8, 0.2).
+    actions = np.array([0] * 8 + [1] * 2)
+    rewards = np.array([1.0, 3.0])[actions]
+    logged = importance.off_policy_value(actions, rewards, [0.25, 0.75], [0.8, 0.2])
+    assert logged == pytest.approx(value, abs=1e-12)
+
+
+def test_importance_sampling_value_equals_the_target_expectation():
+    rng = np.random.default_rng(2)
+    for num_actions in (1, 2, 5, 10):
+        for _ in range(10):
+            target = rng.dirichlet(np.ones(num_actions))
+            behavior = rng.dirichlet(np.ones(num_actions))
+            rewards = rng.normal(size=num_actions)
+            value = sampling.importance_sampling_value(target, behavior, rewards)
+            assert value == pytest.approx(float(target @ rewards), rel=1e-10, abs=1e-12)
+            # The library's estimator on a data set with one row per action, each reward
+            # scaled by K b(a), has mean sum_a b(a) rho(a) r(a): the same expectation.
+            actions = np.arange(num_actions)
+            scaled = num_actions * behavior * rewards
+            logged = importance.off_policy_value(actions, scaled, target, behavior)
+            assert logged == pytest.approx(value, rel=1e-10, abs=1e-12)
+
+
+def test_importance_sampling_allows_zero_behavior_where_the_target_is_zero():
+    value = sampling.importance_sampling_value([0.5, 0.5, 0.0], [0.25, 0.25, 0.5], [2.0, 4.0, 9.0])
+    assert value == pytest.approx(3.0)
+
+
+def test_importance_sampling_value_requires_support():
+    with pytest.raises(ValueError, match=r"^behavior_probs"):
+        sampling.importance_sampling_value([0.5, 0.5], [1.0, 0.0], [1.0, 3.0])
+    # The library refuses the same logged action for the same reason.
+    with pytest.raises(ValueError, match=r"^behavior_probs"):
+        importance.importance_ratios([1], [0.5, 0.5], [1.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "name"),
+    [
+        (([0.5, 0.6], [0.5, 0.5], [1.0, 3.0]), "target_probs"),
+        (([0.5, 0.5], [1.5, -0.5], [1.0, 3.0]), "behavior_probs"),
+        (([0.5, 0.5], [0.2, 0.3, 0.5], [1.0, 3.0]), "behavior_probs"),
+        (([0.5, 0.5], [0.5, 0.5], [1.0, 3.0, 4.0]), "rewards"),
+    ],
+)
+def test_importance_sampling_value_rejects_bad_input(arguments, name):
+    with pytest.raises(ValueError, match=rf"^{name}"):
+        sampling.importance_sampling_value(*arguments)
+
+
+# --- GAE ---------------------------------------------------------------------------------
+
+
+def test_the_students_gae_test_passes():
+    gae.test_gae_matches_explicit_sum()
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.9, 1.0])
+@pytest.mark.parametrize("lam", [0.0, 0.95, 1.0])
+def test_gae_functions_match_each_other_and_the_library(gamma, lam):
+    rng = np.random.default_rng(3)
+    for horizon in (1, 2, 8, 33):
+        rewards = rng.normal(size=horizon)
+        values = rng.normal(size=horizon + 1)
+        recursive = gae.gae_recursive(rewards, values, gamma, lam)
+        explicit = gae.gae_explicit(rewards, values, gamma, lam)
+        assert recursive.shape == explicit.shape == (horizon,)
+        np.testing.assert_allclose(recursive, explicit, rtol=1e-10, atol=1e-12)
+        library = advantages.gae_explicit(rewards, values, gamma, lam)
+        np.testing.assert_allclose(recursive, library, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            explicit, advantages.gae_recursive(rewards, values, gamma, lam), rtol=1e-10, atol=1e-12
+        )
+
+
+def test_gae_edge_cases_by_hand():
+    rng = np.random.default_rng(4)
+    rewards = rng.normal(size=6)
+    values = rng.normal(size=7)
+    gamma = 0.9
+    deltas = rewards + gamma * values[1:] - values[:-1]
+    for function in (gae.gae_recursive, gae.gae_explicit):
+        # lam = 0 is one-step TD.
+        np.testing.assert_allclose(function(rewards, values, gamma, 0.0), deltas, atol=1e-12)
+        # lam = 1: discounted rewards to the end plus the discounted bootstrap, minus V(s_t).
+        expected = [
+            sum(gamma**k * rewards[t + k] for k in range(6 - t))
+            + gamma ** (6 - t) * values[6]
+            - values[t]
+            for t in range(6)
+        ]
+        np.testing.assert_allclose(function(rewards, values, gamma, 1.0), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("function", ["gae_recursive", "gae_explicit"])
+@pytest.mark.parametrize(
+    ("arguments", "name"),
+    [
+        (([1.0, 2.0], [0.0, 0.0], 0.9, 0.9), "values"),
+        (([1.0, 2.0], [0.0, 0.0, 0.0], 1.5, 0.9), "gamma"),
+        (([1.0, 2.0], [0.0, 0.0, 0.0], 0.9, -0.1), "lam"),
+    ],
+)
+def test_gae_rejects_bad_input(function, arguments, name):
+    with pytest.raises(ValueError, match=rf"^{name}"):
+        getattr(gae, function)(*arguments)
+
+
+# --- The files themselves: markers, starters, imports, docstring examples ----------------
+
+
+@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
+def test_solution_markers_are_balanced_and_not_nested(name):
+    lines = (SOLUTIONS / f"{name}.py").read_text(encoding="utf-8").splitlines()
+    open_indent = None
+    regions = 0
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        indent = line[: len(line) - len(line.lstrip())]
+        if stripped == BEGIN:
+            assert open_indent is None, f"line {number}: nested {BEGIN}"
+            open_indent = indent
+        elif stripped == END:
+            assert open_indent is not None, f"line {number}: {END} without {BEGIN}"
+            assert indent == open_indent, f"line {number}: markers indented differently"
+            open_indent = None
+            regions += 1
+        else:
+            assert "BEGIN SOLUTION" not in line and "END SOLUTION" not in line, number
+    assert open_indent is None, f"{name}.py: unclosed {BEGIN}"
+    assert regions == len(STUDENT_FUNCTIONS[name])
+
+
+@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
+def test_the_starter_keeps_signatures_and_docstrings_and_raises(name):
+    starter = make_starter((SOLUTIONS / f"{name}.py").read_text(encoding="utf-8"))
+    assert BEGIN not in starter and END not in starter
+    tree = ast.parse(starter)
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    namespace: dict = {"__name__": f"_starter_{name}"}
+    exec(compile(starter, f"starter/{name}.py", "exec"), namespace)
+    for function_name, parameters in STUDENT_FUNCTIONS[name].items():
+        node = functions[function_name]
+        # The whole body is the docstring and the stub: no solution code survives.
+        assert ast.get_docstring(node), function_name
+        assert len(node.body) == 2, function_name
+        assert isinstance(node.body[1], ast.Raise), function_name
+        function = namespace[function_name]
+        assert list(inspect.signature(function).parameters) == parameters
+        with pytest.raises(NotImplementedError):
+            function(*VALID_ARGUMENTS[function_name])
+
+
+@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
+def test_solutions_import_only_numpy(name):
+    tree = ast.parse((SOLUTIONS / f"{name}.py").read_text(encoding="utf-8"))
+    assert ast.get_docstring(tree), f"{name}.py has no module docstring"
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.add((node.module or "").split(".")[0])
+    assert imported <= {"numpy", "__future__"}, imported
+
+
+@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
+def test_solution_docstring_examples_run(name):
+    module = MODULES[name]
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    tests = finder.find(module, module.__name__, globs={"np": np, **vars(module)})
+    assert any(test.examples for test in tests), f"{name}.py has no docstring examples"
+    for test in tests:
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
