@@ -89,3 +89,27 @@ def test_solutions_appendix_has_every_exercise_solution(built_site: Path):
         "sol-gae-recursion",
     ):
         assert f'id="{label}"' in text, label
+
+
+def test_a_failing_cell_fails_the_build(tmp_path: Path):
+    """With the book's own configuration, an exception in any cell stops the build."""
+    (tmp_path / "_config.yml").write_text(
+        (ROOT / "_config.yml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    (tmp_path / "references.bib").write_text(
+        (ROOT / "references.bib").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: index\n", encoding="utf-8")
+    (tmp_path / "index.md").write_text(
+        (ROOT / "chapters" / "01_foundations.md").read_text(encoding="utf-8").split("\n---\n")[0]
+        + "\n---\n# Broken\n\n```{code-cell} ipython3\nraise RuntimeError('cell failed')\n```\n",
+        encoding="utf-8",
+    )
+    completed = subprocess.run(
+        [str(JUPYTER_BOOK), "build", str(tmp_path), "-W", "-n", "--keep-going"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode != 0
+    assert "cell failed" in completed.stdout + completed.stderr
