@@ -1,0 +1,278 @@
+"""The ``rlfound`` command: hand out exercises, self-check them, grade a class.
+
+::
+
+    rlfound exercises                               list the exercises
+    rlfound starter EXERCISE [-o FILE] [--notebook] write a student starter
+    rlfound check FILE [--exercise ID]              run the public checks (students)
+    rlfound grade EXERCISE SUBMISSION... --out DIR  grade a class (instructors)
+    rlfound gradescope EXERCISE -o autograder.zip   build a Gradescope autograder
+
+Every subcommand accepts ``--exercises DIR`` (repeatable) to add an instructor's own
+exercise specifications. Exit status: 0 on success (``grade`` returns 0 whenever the batch was
+graded, whatever the scores), 1 when ``check`` finds a failing check or the grader itself
+failed (its worker could not start), 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+_DESCRIPTION = "Exercises of RL Foundations: starters, self-check and a sandboxed batch grader."
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number; got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number; got {text}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer; got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer; got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``rlfound`` command."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--exercises",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="also load exercise specifications from DIR (repeatable)",
+    )
+    sandbox = argparse.ArgumentParser(add_help=False)
+    sandbox.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="wall-clock limit of one check (default: 10)",
+    )
+    sandbox.add_argument(
+        "--mode",
+        choices=("auto", "default", "strong"),
+        default="auto",
+        help="sandbox: strong uses bubblewrap; auto (default) uses it when it works",
+    )
+
+    parser = argparse.ArgumentParser(prog="rlfound", description=_DESCRIPTION)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    commands.add_parser(
+        "exercises", parents=[common], help="list the exercises with ids, chapters, stars, points"
+    )
+
+    starter = commands.add_parser(
+        "starter", parents=[common], help="write the student starter of an exercise"
+    )
+    starter.add_argument("exercise", metavar="EXERCISE", help="exercise id, e.g. gae-recursion")
+    starter.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="where to write it (default: <exercise>.py or .ipynb here; '-' for stdout)",
+    )
+    starter.add_argument("--notebook", action="store_true", help="write a Jupyter notebook")
+    starter.add_argument("--force", action="store_true", help="overwrite an existing file")
+
+    check = commands.add_parser(
+        "check", parents=[common, sandbox], help="run the public checks on your solution"
+    )
+    check.add_argument("file", metavar="FILE", help="your .py or .ipynb file")
+    check.add_argument(
+        "--exercise", metavar="ID", help="exercise id (default: read from the file's header)"
+    )
+
+    grade = commands.add_parser(
+        "grade", parents=[common, sandbox], help="grade submissions (instructors)"
+    )
+    grade.add_argument("exercise", metavar="EXERCISE", help="exercise id")
+    grade.add_argument(
+        "submissions",
+        metavar="SUBMISSION",
+        nargs="+",
+        help=".py or .ipynb files, or folders of them",
+    )
+    grade.add_argument("--out", metavar="DIR", required=True, help="folder for the reports")
+    grade.add_argument(
+        "--jobs", type=_positive_int, default=1, metavar="N", help="submissions graded at once"
+    )
+    grade.add_argument(
+        "--seed",
+        type=_seed,
+        default=0,
+        metavar="S",
+        help="seed of the graded-only inputs; keep it private (default: 0)",
+    )
+    grade.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+    gradescope = commands.add_parser(
+        "gradescope", parents=[common], help="build a Gradescope autograder zip"
+    )
+    gradescope.add_argument("exercise", metavar="EXERCISE", help="exercise id")
+    gradescope.add_argument("-o", "--output", metavar="FILE", default="autograder.zip")
+    gradescope.add_argument("--seed", type=_seed, default=0, metavar="S")
+    gradescope.add_argument("--timeout", type=_positive_float, default=10.0, metavar="SECONDS")
+    return parser
+
+
+def _exercise(parser, exercises, exercise_id, argument):
+    if exercise_id not in exercises:
+        choices = ", ".join(sorted(exercises))
+        parser.error(
+            f"argument {argument}: unknown exercise {exercise_id!r} (choose from {choices})"
+        )
+    return exercises[exercise_id]
+
+
+def _list(exercises) -> int:
+    rows = [("id", "chapter", "stars", "points", "by hand", "title")]
+    for exercise in sorted(exercises.values(), key=lambda e: (e.chapter, e.stars, e.id)):
+        rows.append(
+            (
+                exercise.id,
+                str(exercise.chapter),
+                "★" * exercise.stars,
+                f"{exercise.max_score:g}",
+                f"{exercise.manual_points:g}",
+                exercise.title,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print(
+            "  ".join(cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True))
+            + "  "
+            + row[-1]
+        )
+    return 0
+
+
+def _starter(parser, args, exercise) -> int:
+    from rlfound.grading import report, starter
+
+    text = starter.starter_notebook(exercise) if args.notebook else starter.starter_source(exercise)
+    if args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    suffix = ".ipynb" if args.notebook else ".py"
+    output = Path(args.output or exercise.id.replace("-", "_") + suffix)
+    if output.exists() and not args.force:
+        parser.error(f"argument -o/--output: {output} exists; pass --force to overwrite it")
+    report.write_atomic(output, text)
+    print(f"wrote {output}; check it with: rlfound check {output}", file=sys.stderr)
+    return 0
+
+
+def _check(parser, args, exercises) -> int:
+    from rlfound.grading import starter, submissions
+    from rlfound.grading.grader import Grader
+    from rlfound.grading.sandbox import Limits
+
+    submission = submissions.read_submission(Path(args.file))
+    if submission.source is None:
+        parser.error(f"argument FILE: {submission.error}")
+    exercise_id = args.exercise or starter.exercise_of(submission.source)
+    if exercise_id is None:
+        parser.error(
+            "argument --exercise: the file has no '# rlfound exercise: ID' header; "
+            "pass --exercise ID"
+        )
+    exercise = _exercise(parser, exercises, exercise_id, "--exercise")
+    grader = Grader(exercise, public_only=True, mode=args.mode, limits=Limits(timeout=args.timeout))
+    result = grader.grade(submission)
+    print(f"{exercise.summary()} — public checks on {args.file}\n")
+    for check in result.checks:
+        mark = "PASS" if check.passed else "FAIL"
+        print(f"{mark}  {check.name}  ({check.score:g}/{check.max_score:g})  {check.description}")
+        if not check.passed:
+            for line in check.message.splitlines():
+                print(f"      {line}")
+    print(f"\npublic checks: {result.score:g} / {result.max_score:g} points")
+    hidden = len(exercise.checks) - len(grader.checks)
+    if hidden:
+        print(f"grading adds {hidden} check(s) on inputs you have not seen")
+    if exercise.manual:
+        print(f"graded by hand: {', '.join(p.name for p in exercise.manual)}")
+    return 0 if all(check.passed for check in result.checks) else 1
+
+
+def _grade(parser, args, exercise) -> int:
+    from rlfound.grading.grader import Grader, grade_batch
+    from rlfound.grading.sandbox import Limits
+
+    grader = Grader(exercise, seed=args.seed, mode=args.mode, limits=Limits(timeout=args.timeout))
+    progress = False if args.no_progress else None
+    results = grade_batch(grader, args.submissions, args.out, jobs=args.jobs, progress=progress)
+    broken = [r for r in results if r.grader_error]
+    if broken:
+        print(
+            f"error: the grader failed on {len(broken)} submission(s) (not the students' "
+            f"fault); first: {broken[0].name}: {broken[0].grader_error}",
+            file=sys.stderr,
+        )
+        return 1
+    total = sum(r.score for r in results)
+    mean = total / len(results) if results else 0.0
+    print(
+        f"graded {len(results)} submission(s) of {exercise.id} in {grader.mode} mode; "
+        f"mean {mean:.2f} / {grader.max_score:g}; reports in {args.out}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``rlfound`` command; return its exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from rlfound.grading import spec
+
+    try:
+        exercises = spec.load_exercises(args.exercises)
+    except ValueError as error:
+        parser.error(str(error))
+    if args.command == "exercises":
+        return _list(exercises)
+    try:
+        if args.command == "check":
+            return _check(parser, args, exercises)
+        exercise = _exercise(parser, exercises, args.exercise, "EXERCISE")
+        if args.command == "starter":
+            return _starter(parser, args, exercise)
+        if args.command == "grade":
+            return _grade(parser, args, exercise)
+        from rlfound.grading.gradescope import build_bundle
+
+        build_bundle(exercise, Path(args.output), seed=args.seed, timeout=args.timeout)
+        print(f"wrote {args.output}", file=sys.stderr)
+        return 0
+    except ValueError as error:
+        parser.error(str(error))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

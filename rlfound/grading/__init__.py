@@ -1,0 +1,20 @@
+"""The rlfound grader: exercise specifications, starters, self-check and batch grading.
+
+Student code is untrusted. The grader never imports it: a worker process
+(:mod:`rlfound.grading.worker`, run by :mod:`rlfound.grading.sandbox`) calls the student's
+functions and returns plain numbers and arrays (:mod:`rlfound.grading.protocol`); this
+process alone computes the reference outputs, compares (:mod:`rlfound.grading.compare`) and
+scores (:mod:`rlfound.grading.grader`), and writes the reports
+(:mod:`rlfound.grading.report`).
+
+Modules: ``spec`` (the exercise format), ``starter`` (starters from reference solutions),
+``submissions`` (reading ``.py``/``.ipynb`` files as text), ``sandbox`` and ``worker`` (the
+process boundary), ``protocol`` (the wire format), ``compare``, ``grader``, ``report``,
+``gradescope`` (the autograder bundle). The ``rlfound`` command is :mod:`rlfound.cli`.
+"""
+
+from rlfound.grading.grader import Grader, SubmissionResult, grade_batch
+from rlfound.grading.sandbox import Limits
+from rlfound.grading.spec import Exercise, load_exercises
+
+__all__ = ["Exercise", "Grader", "Limits", "SubmissionResult", "grade_batch", "load_exercises"]

@@ -1,0 +1,159 @@
+"""Exercise ``gae-recursion``: generalized advantage estimation, recursive and explicit."""
+
+import numpy as np
+
+from rlfound.grading.spec import (
+    BOOK_SOLUTIONS,
+    Compare,
+    Exercise,
+    Function,
+    Manual,
+    Property,
+    Raises,
+)
+
+
+def random_trajectories(rng, longest=30):
+    """Trajectories of random length (including T = 1) with random gamma and lambda."""
+    cases = []
+    for horizon in (1, 2, *rng.integers(3, longest, size=3).tolist()):
+        cases.append(
+            {
+                "rewards": rng.normal(size=horizon),
+                "values": rng.normal(size=horizon + 1),
+                "gamma": float(rng.uniform(0.8, 1.0)),
+                "lam": float(rng.uniform(0.0, 1.0)),
+            }
+        )
+    return cases
+
+
+def long_trajectories(rng):
+    """Longer trajectories the student has not seen."""
+    return random_trajectories(rng, longest=200)
+
+
+def edge_parameters(rng):
+    """gamma and lambda at 0 and 1, where 0 ** 0 == 1 matters."""
+    rewards, values = rng.normal(size=6), rng.normal(size=7)
+    return [
+        {"rewards": rewards, "values": values, "gamma": gamma, "lam": lam}
+        for gamma in (0.0, 1.0)
+        for lam in (0.0, 1.0)
+    ]
+
+
+def forms_agree(outputs, case):
+    """The recursion and the explicit sum are the same estimator."""
+    recursive, explicit = outputs["gae_recursive"], outputs["gae_explicit"]
+    if recursive.shape != explicit.shape:
+        return f"shapes differ: {recursive.shape} and {explicit.shape}"
+    gap = float(np.max(np.abs(recursive - explicit), initial=0.0))
+    return gap <= 1e-9 or f"the two forms differ by up to {gap:.3g}"
+
+
+def lambda_zero_is_td_error(advantages, case):
+    """With lambda = 0 the advantage is the one-step TD error."""
+    rewards, values, gamma = case["rewards"], case["values"], case["gamma"]
+    deltas = rewards + gamma * values[1:] - values[:-1]
+    if advantages.shape != deltas.shape:
+        return f"expected shape {deltas.shape}, got shape {advantages.shape}"
+    gap = float(np.max(np.abs(advantages - deltas)))
+    return gap <= 1e-9 or f"differs from the TD errors by up to {gap:.3g}"
+
+
+def lambda_zero(rng):
+    return [{**case, "lam": 0.0} for case in random_trajectories(rng)]
+
+
+EXERCISE = Exercise(
+    id="gae-recursion",
+    title="GAE: the recursion and the explicit sum",
+    chapter=1,
+    stars=3,
+    solution=BOOK_SOLUTIONS / "gae_recursion.py",
+    functions=[
+        Function("gae_recursive", "rewards, values, gamma, lam"),
+        Function("gae_explicit", "rewards, values, gamma, lam"),
+    ],
+    checks=[
+        Compare(
+            "recursive-random",
+            "gae_recursive",
+            random_trajectories,
+            points=2,
+            description="gae_recursive matches the reference on random trajectories.",
+        ),
+        Compare(
+            "explicit-random",
+            "gae_explicit",
+            random_trajectories,
+            points=2,
+            description="gae_explicit matches the reference on random trajectories.",
+        ),
+        Compare(
+            "recursive-edges",
+            "gae_recursive",
+            edge_parameters,
+            description="gae_recursive with gamma and lambda at 0 and 1.",
+        ),
+        Compare(
+            "explicit-edges",
+            "gae_explicit",
+            edge_parameters,
+            description="gae_explicit with gamma and lambda at 0 and 1.",
+        ),
+        Property(
+            "forms-agree",
+            ("gae_recursive", "gae_explicit"),
+            random_trajectories,
+            forms_agree,
+            description="The recursive and explicit forms agree.",
+        ),
+        Property(
+            "lambda-zero",
+            "gae_recursive",
+            lambda_zero,
+            lambda_zero_is_td_error,
+            description="With lambda = 0 the advantages are the TD errors.",
+        ),
+        Raises(
+            "values-length",
+            "gae_recursive",
+            {"rewards": np.zeros(3), "values": np.zeros(3), "gamma": 0.9, "lam": 0.9},
+            description="values without the bootstrap entry (T instead of T + 1) raise ValueError.",
+        ),
+        Compare(
+            "graded-recursive",
+            "gae_recursive",
+            long_trajectories,
+            public=False,
+            description="gae_recursive on longer trajectories the student has not seen.",
+        ),
+        Compare(
+            "graded-explicit",
+            "gae_explicit",
+            long_trajectories,
+            public=False,
+            description="gae_explicit on longer trajectories the student has not seen.",
+        ),
+    ],
+    manual=[
+        Manual(
+            "k-step-telescoping",
+            2,
+            "Show that the k-step advantage equals sum_{l<k} gamma^l delta_{t+l}.",
+        ),
+        Manual(
+            "recursion-derivation",
+            2,
+            "Derive the backward recursion A_t = delta_t + gamma lam A_{t+1} from the sum.",
+        ),
+        Manual(
+            "test-function",
+            2,
+            "test_gae_matches_explicit_sum compares both forms with an independent double "
+            "loop over a grid of gamma and lambda that includes 0 and 1, and T = 1.",
+        ),
+    ],
+)

@@ -1,0 +1,113 @@
+"""Exercise ``score-function-gradient``: the exact policy gradient of a softmax bandit."""
+
+import numpy as np
+
+from rlfound.grading.spec import (
+    BOOK_SOLUTIONS,
+    Compare,
+    Exercise,
+    Function,
+    Gradient,
+    Manual,
+    Property,
+    Raises,
+)
+
+
+def bandit_objective(logits, action_values):
+    """J(theta) = sum_a softmax(theta)_a q(a), written independently of any solution."""
+    shifted = np.exp(logits - np.max(logits))
+    return float(shifted @ action_values / shifted.sum())
+
+
+def random_bandits(rng):
+    """Bandits with 2 to 6 arms, standard-normal logits and rewards."""
+    cases = []
+    for arms in (2, 3, 4, 6):
+        cases.append({"logits": rng.normal(size=arms), "action_values": rng.normal(size=arms)})
+    return cases
+
+
+def large_logits(rng):
+    """Logits in the hundreds: a softmax that exponentiates them directly overflows."""
+    return [
+        {"logits": np.array([800.0, 799.0, 0.0]), "action_values": np.array([1.0, 0.0, 2.0])},
+        {"logits": rng.normal(scale=300.0, size=4), "action_values": rng.normal(size=4)},
+    ]
+
+
+def sums_to_zero(gradient, case):
+    """Adding a constant to every logit leaves the policy unchanged, so the gradient sums to 0."""
+    total = float(np.sum(gradient))
+    return abs(total) <= 1e-9 or f"the components sum to {total:.3g}, not 0"
+
+
+EXERCISE = Exercise(
+    id="score-function-gradient",
+    title="Score-function policy gradient of a bandit",
+    chapter=1,
+    stars=2,
+    solution=BOOK_SOLUTIONS / "score_function_gradient.py",
+    functions=[Function("bandit_gradient", "logits, action_values")],
+    checks=[
+        Gradient(
+            "finite-differences",
+            "bandit_gradient",
+            bandit_objective,
+            "logits",
+            random_bandits,
+            points=2,
+            description="Matches central finite differences of J(theta).",
+        ),
+        Compare(
+            "matches-reference",
+            "bandit_gradient",
+            random_bandits,
+            description="Matches the reference on random bandits.",
+        ),
+        Property(
+            "sums-to-zero",
+            "bandit_gradient",
+            random_bandits,
+            sums_to_zero,
+            description="The gradient's components sum to zero.",
+        ),
+        Compare(
+            "large-logits",
+            "bandit_gradient",
+            large_logits,
+            description="Stays finite and exact for logits in the hundreds.",
+        ),
+        Raises(
+            "shape-mismatch",
+            "bandit_gradient",
+            {"logits": np.zeros(3), "action_values": np.zeros(2)},
+            description="action_values of the wrong length raise ValueError.",
+        ),
+        Gradient(
+            "graded-finite-differences",
+            "bandit_gradient",
+            bandit_objective,
+            "logits",
+            random_bandits,
+            public=False,
+            description="Finite differences on bandits the student has not seen.",
+        ),
+        Compare(
+            "graded-reference",
+            "bandit_gradient",
+            random_bandits,
+            public=False,
+            description="The reference on bandits the student has not seen.",
+        ),
+    ],
+    manual=[
+        Manual(
+            "derivation",
+            4,
+            "Derive the policy-gradient theorem (eq-pg-theorem) from J(theta) = E[G_0]; "
+            "explain the causality step (G_0 -> reward-to-go) and why it keeps the "
+            "expectation but changes the variance.",
+        ),
+    ],
+)
