@@ -3,11 +3,17 @@
 Small, pure NumPy/SciPy functions for the mathematics of reinforcement learning, one module
 per topic in the order the book teaches it:
 
-- :mod:`rlfound.returns`: discounted returns.
-- :mod:`rlfound.mdp`: exact policy evaluation with the Bellman equation.
-- :mod:`rlfound.policy_gradient`: softmax policies, score functions, REINFORCE on a bandit.
+- :mod:`rlfound.returns`: discounted returns, also across episode boundaries.
+- :mod:`rlfound.mdp`: exact policy evaluation with the Bellman equation; V, Q and A of
+  tabular MDPs; sampled and enumerated episodes; POMDP beliefs.
+- :mod:`rlfound.tokens`: token sequences as actions: sequence log-probabilities, parser
+  marginals, negative log-likelihood, turn-to-token expansion.
+- :mod:`rlfound.policy_gradient`: softmax policies, score functions, REINFORCE on a bandit
+  and on tabular MDPs, exact expectations of group estimators.
+- :mod:`rlfound.groups`: leave-one-out and group-normalised advantages.
 - :mod:`rlfound.importance`: importance sampling and effective sample size.
-- :mod:`rlfound.advantages`: TD errors, k-step advantages and GAE.
+- :mod:`rlfound.advantages`: TD errors, k-step advantages and GAE, also across episode
+  boundaries with terminations and time-limit truncations.
 - :mod:`rlfound.gradcheck`: finite-difference gradient checks.
 
 Conventions: arrays are float64; time is the last axis and leading axes are a batch;
@@ -18,7 +24,16 @@ the offending argument.
 Import the modules, not the functions, e.g. ``from rlfound import advantages``.
 """
 
-from rlfound import advantages, gradcheck, importance, mdp, policy_gradient, returns
+from rlfound import (
+    advantages,
+    gradcheck,
+    groups,
+    importance,
+    mdp,
+    policy_gradient,
+    returns,
+    tokens,
+)
 
 __version__ = "0.1.0"
 
@@ -26,8 +41,10 @@ __all__ = [
     "__version__",
     "advantages",
     "gradcheck",
+    "groups",
     "importance",
     "mdp",
     "policy_gradient",
     "returns",
+    "tokens",
 ]

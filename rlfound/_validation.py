@@ -16,8 +16,11 @@ import numpy as np
 
 __all__ = [
     "as_float_array",
+    "as_float_array_like",
     "check_actions",
     "check_distribution",
+    "check_episode_flags",
+    "check_mask",
     "check_nonnegative_int",
     "check_nonnegative_real",
     "check_positive_int",
@@ -97,6 +100,23 @@ def as_float_array(x: Any, name: str, *, min_ndim: int = 0, ndim: int | None = N
     if not_finite.any():
         index = _first_index(not_finite)
         raise ValueError(f"{name} must be finite; got {_show(array[index])}{_at(index)}")
+    return array
+
+
+def as_float_array_like(x: Any, name: str, shape: tuple[int, ...], like: str) -> np.ndarray:
+    """Convert ``x`` to a finite float64 array that has exactly ``shape``, the shape of ``like``.
+
+    No broadcasting: a per-step array that silently broadcast against the rewards would
+    pair the wrong numbers. ``like`` is the name of the argument whose shape is required.
+
+    Raises
+    ------
+    ValueError
+        As :func:`as_float_array`, and if the shape differs from ``shape``.
+    """
+    array = as_float_array(x, name)
+    if array.shape != shape:
+        raise ValueError(f"{name} must have the shape of {like}, {shape}; got shape {array.shape}")
     return array
 
 
@@ -200,24 +220,33 @@ def check_distribution(p: Any, name: str, *, atol: float = 1e-8) -> np.ndarray:
 
 
 def check_actions(
-    actions: Any, name: str, num_actions: int, *, ndim: int | None = None
+    actions: Any,
+    name: str,
+    num_actions: int,
+    *,
+    ndim: int | None = None,
+    minimum: int = 0,
+    kind: str = "action",
 ) -> np.ndarray:
-    """Return ``actions`` as int64 indices after checking they lie in ``[0, num_actions)``.
+    """Return ``actions`` as int64 indices after checking they lie in ``[minimum, num_actions)``.
 
     Integer dtypes are accepted, and so are floats whose values are whole numbers
-    (``2.0``); booleans and fractional values are rejected.
+    (``2.0``); booleans and fractional values are rejected. ``minimum=-1`` admits the
+    padding index -1 used for steps that carry no action (after an episode ended, or on
+    tokens the policy did not generate). ``kind`` names what is indexed in the messages
+    ("state", "token", ...), since the same check serves every kind of index.
 
     Raises
     ------
     ValueError
-        If an action is not an integer, lies outside ``[0, num_actions)``, or the array does
-        not have ``ndim`` dimensions (when ``ndim`` is given).
+        If an action is not an integer, lies outside ``[minimum, num_actions)``, or the array
+        does not have ``ndim`` dimensions (when ``ndim`` is given).
     """
     array = _as_array(actions, name)
     if ndim is not None and array.ndim != ndim:
-        what = "a scalar action index" if ndim == 0 else f"a {ndim}-D array of action indices"
+        what = f"a scalar {kind} index" if ndim == 0 else f"a {ndim}-D array of {kind} indices"
         raise ValueError(f"{name} must be {what}; got shape {array.shape}")
-    integers = "an integer action index" if array.ndim == 0 else "integer action indices"
+    integers = f"an integer {kind} index" if array.ndim == 0 else f"integer {kind} indices"
     if array.dtype.kind == "f":
         fractional = ~np.isfinite(array) | (array != np.round(array))
         if fractional.any():
@@ -225,13 +254,66 @@ def check_actions(
             raise ValueError(f"{name} must be {integers}; got {_show(array[index])}{_at(index)}")
     elif array.dtype.kind not in "iu":
         raise ValueError(f"{name} must be {integers}; got dtype {array.dtype}")
-    outside = (array < 0) | (array >= num_actions)
+    outside = (array < minimum) | (array >= num_actions)
     if outside.any():
         index = _first_index(outside)
         raise ValueError(
-            f"{name} must be in [0, {num_actions}); got {_show(array[index])}{_at(index)}"
+            f"{name} must be in [{minimum}, {num_actions}); got {_show(array[index])}{_at(index)}"
         )
     return array.astype(np.int64)
+
+
+def check_mask(mask: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Return ``mask`` as a bool array of exactly ``shape``.
+
+    Booleans are accepted, and so are integers or floats that are all 0 or 1 (a mask stored
+    as numbers); anything else would silently turn into a weight, so it is rejected.
+
+    Raises
+    ------
+    ValueError
+        If the shape differs from ``shape`` (no broadcasting) or an entry is not 0/1.
+    """
+    array = _as_array(mask, name)
+    if array.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}; got shape {array.shape}")
+    if array.dtype == np.bool_:
+        return array
+    if array.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be a boolean (or 0/1) mask; got dtype {array.dtype}")
+    not_binary = (array != 0) & (array != 1)
+    if not_binary.any():
+        index = _first_index(not_binary)
+        raise ValueError(
+            f"{name} must be a boolean (or 0/1) mask; got {_show(array[index])}{_at(index)}"
+        )
+    return array.astype(bool)
+
+
+def check_episode_flags(
+    terminated: Any, truncated: Any, shape: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the ``terminated`` and ``truncated`` masks after checking they are consistent.
+
+    Both must have ``shape``. A step cannot both reach a true terminal state and be cut by a
+    time limit: the two call for opposite bootstrapping rules, so the pair is ambiguous.
+
+    Raises
+    ------
+    ValueError
+        If a mask has the wrong shape or a non-0/1 entry (naming that mask), or a step has
+        both flags set (naming ``truncated``).
+    """
+    terminated = check_mask(terminated, "terminated", shape)
+    truncated = check_mask(truncated, "truncated", shape)
+    both = terminated & truncated
+    if both.any():
+        index = _first_index(both)
+        raise ValueError(
+            "truncated must be False where terminated is True (a step either ends in a true "
+            f"terminal state or is cut by a time limit); got both True{_at(index)}"
+        )
+    return terminated, truncated
 
 
 def check_values_for_rewards(rewards: Any, values: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -4,6 +4,10 @@ Shapes follow one convention throughout: ``rewards`` has shape (..., T) and ``va
 shape (..., T + 1), time on the last axis and any leading axes a batch. ``values[..., t]`` is
 V(s_t) and the extra last entry ``values[..., T]`` is the bootstrap value V(s_T) of the state
 reached after the last reward (0 if the episode truly terminated there).
+
+:func:`batched_gae` is the exception: it handles a batch holding several episodes back to back
+along time, so it takes ``values`` and ``next_values`` of the same shape as ``rewards`` and the
+masks ``terminated`` and ``truncated`` that say where the episodes end.
 """
 
 from __future__ import annotations
@@ -11,9 +15,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from rlfound._validation import check_positive_int, check_unit_interval, check_values_for_rewards
+from rlfound._validation import (
+    as_float_array,
+    as_float_array_like,
+    check_episode_flags,
+    check_positive_int,
+    check_unit_interval,
+    check_values_for_rewards,
+)
 
-__all__ = ["gae_explicit", "gae_recursive", "k_step_advantages", "td_errors"]
+__all__ = ["batched_gae", "gae_explicit", "gae_recursive", "k_step_advantages", "td_errors"]
 
 
 def td_errors(rewards: ArrayLike, values: ArrayLike, gamma: float) -> np.ndarray:
@@ -232,3 +243,101 @@ def gae_explicit(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float
     # (γλ)^0 = 1 on the diagonal even when γλ = 0; below it the weight is 0.
     weights = np.where(lag >= 0, (gamma * lam) ** np.maximum(lag, 0), 0.0)
     return deltas @ weights.T
+
+
+def batched_gae(
+    rewards: ArrayLike,
+    values: ArrayLike,
+    next_values: ArrayLike,
+    terminated: ArrayLike,
+    truncated: ArrayLike,
+    gamma: float,
+    lam: float,
+) -> np.ndarray:
+    """GAE over a batch that holds several episodes back to back, with timeouts handled.
+
+        δ_t = r_t + γ (1 - terminated_t) V_next,t - V(s_t),
+        A_t = δ_t + γ λ (1 - done_t) A_{t+1},    done_t = terminated_t or truncated_t,
+
+    and the chain also stops at the end of the array. The two ways an episode can end are
+    different mathematics. A true terminal state is worth 0, so the step never bootstraps.
+    A truncation by a time limit (or the collector stopping at the array end) leaves a state
+    with a future, so the step bootstraps from ``next_values[..., t]``, the value of the
+    state it reached; only the λ-chain is cut, because the next entry belongs to another
+    episode. Marking a timeout as terminal silently drops the γ V terms of that future.
+
+    Within an episode ``next_values[..., t]`` should equal ``values[..., t + 1]``; then
+    ``batched_gae(..., lam=1) + values`` equals
+    :func:`rlfound.returns.batched_discounted_returns` with the same ``next_values``, and
+    each episode segment agrees with :func:`gae_recursive` bootstrapped from the segment's
+    last ``next_values`` (or 0 if it terminated).
+
+    Book: equation (eq-gae-timeouts), chapter 4.
+
+    Parameters
+    ----------
+    rewards : array_like, shape (..., T)
+        Rewards r_t; leading axes are a batch of independent streams.
+    values : array_like, shape (..., T)
+        V(s_t) of the state each step started from.
+    next_values : array_like, shape (..., T)
+        V of the state each step reached; at a truncated step, the value of the cut
+        episode's final observation. Ignored at terminated steps.
+    terminated : array_like of bool, shape (..., T)
+        True where step t entered a true terminal state.
+    truncated : array_like of bool, shape (..., T)
+        True where the episode was cut by a time limit after step t.
+    gamma : float
+        Discount factor γ in [0, 1].
+    lam : float
+        GAE parameter λ in [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., T)
+        The advantages A_t.
+
+    Raises
+    ------
+    ValueError
+        If ``rewards`` is a scalar or non-finite, ``values``, ``next_values`` or a mask does
+        not have the shape of ``rewards`` (or a mask is not 0/1), a step is both
+        terminated and truncated (naming ``truncated``), or ``gamma`` or ``lam`` is outside
+        [0, 1].
+
+    References
+    ----------
+    J. Schulman, P. Moritz, S. Levine, M. Jordan and P. Abbeel, "High-dimensional continuous
+    control using generalized advantage estimation", ICLR, 2016.
+    F. Pardo, A. Tavakoli, V. Levdik and P. Kormushev, "Time limits in reinforcement
+    learning", ICML, 2018.
+
+    Examples
+    --------
+    One step that ends: terminated it earns only its reward; truncated it also earns the
+    discounted value of the state it reached.
+
+    >>> batched_gae([1.0], values=[0.5], next_values=[2.0], terminated=[True],
+    ...             truncated=[False], gamma=0.9, lam=0.95)
+    array([0.5])
+    >>> batched_gae([1.0], values=[0.5], next_values=[2.0], terminated=[False],
+    ...             truncated=[True], gamma=0.9, lam=0.95)
+    array([2.3])
+    """
+    rewards = as_float_array(rewards, "rewards", min_ndim=1)
+    values = as_float_array_like(values, "values", rewards.shape, "rewards")
+    next_values = as_float_array_like(next_values, "next_values", rewards.shape, "rewards")
+    terminated, truncated = check_episode_flags(terminated, truncated, rewards.shape)
+    gamma = check_unit_interval(gamma, "gamma")
+    lam = check_unit_interval(lam, "lam")
+
+    # A true terminal state has no future value; every other step bootstraps.
+    deltas = rewards + gamma * np.where(terminated, 0.0, next_values) - values
+    done = terminated | truncated
+    advantages = np.zeros_like(deltas)
+    future = np.zeros(deltas.shape[:-1])  # the chain is cut at the end of the array
+    for t in reversed(range(deltas.shape[-1])):
+        # At an episode boundary the next entry belongs to another episode: cut the chain.
+        future = deltas[..., t] + gamma * lam * np.where(done[..., t], 0.0, future)
+        advantages[..., t] = future
+    return advantages

@@ -1,12 +1,21 @@
-"""Softmax policies, their score function, and the policy gradient on a one-state bandit.
+"""Softmax policies, their score function, and policy gradients on bandits and tabular MDPs.
 
 A softmax (categorical) policy over K actions has parameters θ, the logits, and
 probabilities π_θ(a) = exp(θ_a) / Σ_b exp(θ_b). In a bandit each action a has a fixed
 expected reward q(a), the objective is J(θ) = Σ_a π_θ(a) q(a), and REINFORCE estimates its
 gradient from sampled actions alone.
+
+In a tabular MDP (the format of :mod:`rlfound.mdp`) the policy has one row of logits per
+state, ``logits`` of shape (S, A) with π(a | s) = softmax(logits[s])_a, and an episode is a
+pair of arrays ``states`` (T + 1,) and ``actions`` (T,) as produced by
+:func:`rlfound.mdp.sample_episodes`: steps after the episode ended carry action -1 and are
+skipped.
 """
 
 from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -15,22 +24,34 @@ from scipy import special
 from rlfound._validation import (
     as_float_array,
     check_actions,
+    check_distribution,
     check_nonnegative_int,
     check_positive_int,
     check_positive_real,
+    check_unit_interval,
 )
+from rlfound.mdp import _check_initial, _check_transition, state_values
 
 __all__ = [
     "BASELINES",
     "bandit_objective",
     "categorical_score",
+    "enumerate_group_gradient",
     "exact_bandit_gradient",
+    "expected_return",
     "log_softmax",
     "reinforce_bandit",
     "reinforce_bandit_history",
     "reinforce_gradient_estimate",
+    "reinforce_trajectory_gradient",
     "softmax",
+    "tabular_softmax_policy",
+    "trajectory_log_probability",
+    "trajectory_score",
 ]
+
+#: Largest number of action tuples :func:`enumerate_group_gradient` will sum over.
+MAX_ENUMERATION = 1_000_000
 
 #: Baselines accepted by :func:`reinforce_bandit_history`.
 BASELINES = ("mean", "leave_one_out", "none")
@@ -524,3 +545,505 @@ def reinforce_bandit(
     history = reinforce_bandit_history(action_values, steps, batch_size, lr, seed, baseline)
     logits = history[-1]
     return logits, softmax(logits)
+
+
+# --- tabular MDPs: one softmax per state ----------------------------------------------------
+
+
+def _check_tabular_logits(logits: ArrayLike) -> np.ndarray:
+    """Logits of shape (S, A) with S, A >= 1."""
+    logits = as_float_array(logits, "logits", ndim=2)
+    if logits.shape[0] < 1 or logits.shape[1] < 1:
+        raise ValueError(
+            f"logits must have shape (S, A) with S, A >= 1 (one row per state); "
+            f"got shape {logits.shape}"
+        )
+    return logits
+
+
+def _check_logits_for_transition(logits: np.ndarray, transition: np.ndarray) -> None:
+    """The policy's (S, A) must be the MDP's."""
+    if logits.shape != transition.shape[:2]:
+        raise ValueError(
+            f"logits must have shape (S, A) = {transition.shape[:2]} to match transition; "
+            f"got shape {logits.shape}"
+        )
+
+
+def _check_episode(
+    states: ArrayLike, actions: ArrayLike, num_states: int, num_actions: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """An episode (states (T+1,), actions (T,)) and its length before any -1 padding."""
+    actions = check_actions(actions, "actions", num_actions, ndim=1, minimum=-1)
+    states = check_actions(states, "states", num_states, ndim=1, kind="state")
+    if states.shape != (actions.size + 1,):
+        raise ValueError(
+            f"states must have one more entry than actions (T+1 = {actions.size + 1}), "
+            f"s_0 to s_T; got shape {states.shape}"
+        )
+    padding = actions < 0
+    length = int(np.argmax(padding)) if padding.any() else actions.size
+    if not padding[length:].all():
+        late = length + int(np.argmin(padding[length:]))
+        raise ValueError(
+            "actions must be -1 only after the episode ended (a trailing block of padding); "
+            f"got action {int(actions[late])} at index {late} after -1 at index {length}"
+        )
+    return states, actions, length
+
+
+def tabular_softmax_policy(logits: ArrayLike) -> np.ndarray:
+    """The tabular softmax policy: one softmax over actions per state.
+
+        π(a | s) = exp(θ[s, a]) / Σ_b exp(θ[s, b]).
+
+    Book: equation (eq-trajectory-score), chapter 3.
+
+    Parameters
+    ----------
+    logits : array_like, shape (S, A)
+        Logits θ[s, a].
+
+    Returns
+    -------
+    numpy.ndarray, shape (S, A)
+        π(a | s); every row sums to 1.
+
+    Raises
+    ------
+    ValueError
+        If ``logits`` is not a finite 2-D array with at least one state and one action.
+
+    References
+    ----------
+    R. S. Sutton and A. G. Barto, *Reinforcement Learning: An Introduction*, 2nd ed.,
+    MIT Press, 2018, section 13.1.
+
+    Examples
+    --------
+    >>> tabular_softmax_policy([[0.0, 0.0], [0.0, np.log(3.0)]])
+    array([[0.5 , 0.5 ],
+           [0.25, 0.75]])
+    """
+    logits = _check_tabular_logits(logits)
+    return special.softmax(logits, axis=1)
+
+
+def trajectory_log_probability(
+    logits: ArrayLike,
+    transition: ArrayLike,
+    initial: ArrayLike,
+    states: ArrayLike,
+    actions: ArrayLike,
+) -> float:
+    """Log-probability of an episode under a tabular softmax policy and the MDP's dynamics.
+
+        log p_θ(τ) = log ρ0(s_0) + Σ_{t<T} [log π_θ(a_t | s_t) + log P(s_{t+1} | s_t, a_t)].
+
+    Only the policy terms depend on θ, which is why the gradient
+    (:func:`trajectory_score`) needs no model of the environment.
+
+    Book: equation (eq-trajectory-probability), chapter 3.
+
+    Parameters
+    ----------
+    logits : array_like, shape (S, A)
+        Policy logits θ.
+    transition : array_like, shape (S, A, S)
+        transition[s, a, s'] = P(s' | s, a); every row a distribution.
+    initial : array_like, shape (S,)
+        Start distribution ρ0.
+    states : array_like of int, shape (T + 1,)
+        s_0, ..., s_T.
+    actions : array_like of int, shape (T,)
+        a_0, ..., a_{T-1}; a trailing block of -1 (steps after the episode ended) is
+        skipped, together with the states after it.
+
+    Returns
+    -------
+    float
+        log p_θ(τ); ``-inf`` for an episode the start distribution or the dynamics cannot
+        produce.
+
+    Raises
+    ------
+    ValueError
+        If ``logits`` is not (S, A) matching ``transition``, ``transition`` or ``initial``
+        is not made of distributions, or ``states``/``actions`` are not index arrays in
+        range with T + 1 and T entries (-1 allowed only as trailing padding of actions).
+
+    References
+    ----------
+    R. J. Williams, "Simple statistical gradient-following algorithms for connectionist
+    reinforcement learning", *Machine Learning* 8, 229-256, 1992.
+
+    Examples
+    --------
+    >>> transition = np.zeros((2, 2, 2)); transition[:, :, 1] = 1.0
+    >>> trajectory_log_probability(np.zeros((2, 2)), transition, [1.0, 0.0],
+    ...                            states=[0, 1], actions=[1])
+    -0.6931471805599453
+    """
+    logits = _check_tabular_logits(logits)
+    transition = _check_transition(transition)
+    _check_logits_for_transition(logits, transition)
+    check_distribution(transition, "transition")
+    num_states, num_actions, _ = transition.shape
+    initial = _check_initial(initial, num_states)
+    states, actions, length = _check_episode(states, actions, num_states, num_actions)
+
+    log_policy = special.log_softmax(logits, axis=1)
+    here, chosen, there = states[:length], actions[:length], states[1 : length + 1]
+    # log 0 = -inf is the right answer for an impossible episode, not a warning.
+    with np.errstate(divide="ignore"):
+        return float(
+            np.log(initial[states[0]])
+            + log_policy[here, chosen].sum()
+            + np.log(transition[here, chosen, there]).sum()
+        )
+
+
+def trajectory_score(logits: ArrayLike, states: ArrayLike, actions: ArrayLike) -> np.ndarray:
+    """Gradient of an episode's log-probability with respect to the policy logits.
+
+        ∇_θ log p_θ(τ) = Σ_{t<T} ∇_θ log π_θ(a_t | s_t)
+                       = Σ_{t<T} e_{s_t} ⊗ (e_{a_t} - π_θ(· | s_t)).
+
+    The start distribution and the transition probabilities do not depend on θ and drop
+    out, so the score needs only the visited states and the chosen actions: row s collects
+    e_a - π(· | s) once for every visit to s.
+
+    Book: equation (eq-trajectory-score), chapter 3.
+
+    Parameters
+    ----------
+    logits : array_like, shape (S, A)
+        Policy logits θ.
+    states : array_like of int, shape (T + 1,)
+        s_0, ..., s_T (s_T is not used: no action is taken there).
+    actions : array_like of int, shape (T,)
+        a_0, ..., a_{T-1}, with optional trailing -1 padding, which is skipped.
+
+    Returns
+    -------
+    numpy.ndarray, shape (S, A)
+        ∇_θ log p_θ(τ); rows of unvisited states are 0 and every row sums to 0.
+
+    Raises
+    ------
+    ValueError
+        If ``logits`` is not a finite (S, A) array, or ``states``/``actions`` are not index
+        arrays in range with T + 1 and T entries (-1 only as trailing padding of actions).
+
+    References
+    ----------
+    R. J. Williams, "Simple statistical gradient-following algorithms for connectionist
+    reinforcement learning", *Machine Learning* 8, 229-256, 1992.
+
+    Examples
+    --------
+    >>> trajectory_score(np.zeros((2, 2)), states=[0, 0, 1], actions=[1, 1])
+    array([[-1.,  1.],
+           [ 0.,  0.]])
+    """
+    logits = _check_tabular_logits(logits)
+    states, actions, length = _check_episode(states, actions, *logits.shape)
+
+    policy = special.softmax(logits, axis=1)
+    score = np.zeros_like(logits)
+    for t in range(length):  # the padded steps after the end carry no action
+        score[states[t]] -= policy[states[t]]
+        score[states[t], actions[t]] += 1.0
+    return score
+
+
+def expected_return(
+    logits: ArrayLike,
+    transition: ArrayLike,
+    reward: ArrayLike,
+    initial: ArrayLike,
+    gamma: float,
+    terminal: ArrayLike | None = None,
+) -> float:
+    """Expected discounted return of a tabular softmax policy, exactly.
+
+        J(θ) = E[Σ_t γ^t r_t] = Σ_s ρ0(s) V^{π_θ}(s),
+
+    with V^π from the Bellman expectation equation (:func:`rlfound.mdp.state_values`).
+    The objective whose gradient REINFORCE estimates; differentiating this exact value by
+    finite differences gives the reference gradient.
+
+    Book: equation (eq-reinforce-total), chapter 3.
+
+    Parameters
+    ----------
+    logits : array_like, shape (S, A)
+        Policy logits θ.
+    transition : array_like, shape (S, A, S)
+        transition[s, a, s'] = P(s' | s, a).
+    reward : array_like, shape (S, A, S)
+        reward[s, a, s'] = R(s, a, s').
+    initial : array_like, shape (S,)
+        Start distribution ρ0.
+    gamma : float
+        Discount factor γ in [0, 1] (γ = 1 needs every state to reach a terminal state).
+    terminal : array_like of bool, shape (S,), optional
+        Terminal states (worth 0; their rows are ignored).
+
+    Returns
+    -------
+    float
+        J(θ).
+
+    Raises
+    ------
+    ValueError
+        If ``logits`` does not have the (S, A) of ``transition``, the MDP arrays or
+        ``initial`` are malformed, or ``gamma`` is invalid (see
+        :func:`rlfound.mdp.state_values`).
+
+    References
+    ----------
+    R. S. Sutton, D. McAllester, S. Singh and Y. Mansour, "Policy gradient methods for
+    reinforcement learning with function approximation", NeurIPS, 2000.
+
+    Examples
+    --------
+    >>> transition = np.zeros((2, 2, 2)); transition[:, :, 1] = 1.0
+    >>> reward = np.zeros((2, 2, 2)); reward[0, 1, 1] = 1.0
+    >>> expected_return([[0.0, np.log(3.0)], [0.0, 0.0]], transition, reward, [1.0, 0.0],
+    ...                 gamma=1.0, terminal=np.array([False, True]))
+    0.75
+    """
+    logits = _check_tabular_logits(logits)
+    transition = _check_transition(transition)
+    _check_logits_for_transition(logits, transition)
+    initial = _check_initial(initial, transition.shape[0])
+    policy = special.softmax(logits, axis=1)
+    values = state_values(transition, reward, policy, gamma, terminal=terminal)
+    return float(initial @ values)
+
+
+def reinforce_trajectory_gradient(
+    logits: ArrayLike,
+    states: ArrayLike,
+    actions: ArrayLike,
+    rewards: ArrayLike,
+    gamma: float,
+    reward_to_go: bool = True,
+    baseline: ArrayLike | None = None,
+) -> np.ndarray:
+    """REINFORCE estimate of ∇J from one episode of a tabular softmax policy.
+
+        ĝ = Σ_t w_t ∇_θ log π_θ(a_t | s_t),
+
+    with weight w_t = G_0 = Σ_k γ^k r_k (the total return, ``reward_to_go=False``) or
+    w_t = γ^t G_t with G_t = Σ_{k>=t} γ^(k-t) r_k (the reward to go, the default), and,
+    when a baseline b(s) is given, w_t -= γ^t b(s_t) in either form. All these are
+    unbiased for the gradient of J(θ) = E[Σ_t γ^t r_t]: rewards earned before a_t do not
+    depend on it, and neither does b(s_t), so both average to zero against the score; the
+    reward to go and the baseline only reduce the variance. γ = 1 is the usual setting for
+    language-model agents.
+
+    Book: equations (eq-reinforce-total) and (eq-reinforce-rtg), chapter 3.
+
+    Parameters
+    ----------
+    logits : array_like, shape (S, A)
+        Logits θ of the policy that generated the episode.
+    states : array_like of int, shape (T + 1,)
+        s_0, ..., s_T.
+    actions : array_like of int, shape (T,)
+        a_0, ..., a_{T-1}, with optional trailing -1 padding (steps after the episode
+        ended), which is skipped.
+    rewards : array_like, shape (T,)
+        r_0, ..., r_{T-1}; 0 at padded steps.
+    gamma : float
+        Discount factor γ in [0, 1].
+    reward_to_go : bool, optional
+        Weight step t by γ^t G_t (True, default) or by G_0 (False).
+    baseline : array_like, shape (S,), optional
+        State-dependent baseline b(s). Default: none.
+
+    Returns
+    -------
+    numpy.ndarray, shape (S, A)
+        The one-episode estimate ĝ.
+
+    Raises
+    ------
+    ValueError
+        As :func:`trajectory_score`; and if ``rewards`` does not have one entry per step,
+        is non-finite or non-zero at a padded step, ``gamma`` is outside [0, 1],
+        ``reward_to_go`` is not a bool, or ``baseline`` is not a finite (S,) array.
+
+    References
+    ----------
+    R. J. Williams, "Simple statistical gradient-following algorithms for connectionist
+    reinforcement learning", *Machine Learning* 8, 229-256, 1992.
+    E. Greensmith, P. L. Bartlett and J. Baxter, "Variance reduction techniques for gradient
+    estimates in reinforcement learning", *JMLR* 5, 1471-1530, 2004.
+
+    Examples
+    --------
+    Two steps in state 0 and a reward only for the first: with the total return the
+    second action shares the credit (and here cancels the first's); with the reward to go
+    it gets none.
+
+    >>> reinforce_trajectory_gradient(np.zeros((1, 2)), [0, 0, 0], [0, 1], [1.0, 0.0],
+    ...                               gamma=1.0, reward_to_go=False)
+    array([[0., 0.]])
+    >>> reinforce_trajectory_gradient(np.zeros((1, 2)), [0, 0, 0], [0, 1], [1.0, 0.0],
+    ...                               gamma=1.0)
+    array([[ 0.5, -0.5]])
+    """
+    logits = _check_tabular_logits(logits)
+    states, actions, length = _check_episode(states, actions, *logits.shape)
+    rewards = as_float_array(rewards, "rewards", ndim=1)
+    if rewards.shape != actions.shape:
+        raise ValueError(
+            f"rewards must have one entry per action, shape {actions.shape}; "
+            f"got shape {rewards.shape}"
+        )
+    if np.any(rewards[length:] != 0.0):
+        late = length + int(np.flatnonzero(rewards[length:])[0])
+        raise ValueError(
+            "rewards must be 0 after the episode ended (where actions are -1); "
+            f"got {float(rewards[late])!r} at index {late}"
+        )
+    gamma = check_unit_interval(gamma, "gamma")
+    if not isinstance(reward_to_go, (bool, np.bool_)):
+        raise ValueError(f"reward_to_go must be True or False; got {reward_to_go!r}")
+    if baseline is not None:
+        baseline = as_float_array(baseline, "baseline", ndim=1)
+        if baseline.shape != (logits.shape[0],):
+            raise ValueError(
+                f"baseline must have one entry per state, shape ({logits.shape[0]},); "
+                f"got shape {baseline.shape}"
+            )
+
+    rewards = rewards[:length]
+    discounts = gamma ** np.arange(length)  # γ^0 = 1 even when γ = 0
+    if reward_to_go:
+        to_go = np.zeros(length)
+        future = 0.0
+        for t in reversed(range(length)):
+            future = rewards[t] + gamma * future
+            to_go[t] = future
+        weights = discounts * to_go
+    else:
+        weights = np.full(length, discounts @ rewards)
+    if baseline is not None:
+        weights = weights - discounts * baseline[states[:length]]
+
+    policy = special.softmax(logits, axis=1)
+    gradient = np.zeros_like(logits)
+    for t in range(length):
+        score = -policy[states[t]]  # ∇ log π(a_t | s_t) lives in row s_t: e_{a_t} - π(· | s_t)
+        score[actions[t]] += 1.0
+        gradient[states[t]] += weights[t] * score
+    return gradient
+
+
+def enumerate_group_gradient(
+    logits: ArrayLike,
+    action_values: ArrayLike,
+    group_size: int,
+    advantage_fn: Callable[[np.ndarray], ArrayLike],
+) -> np.ndarray:
+    """Exact expectation of a group policy-gradient estimator on a bandit, by enumeration.
+
+    A group of G actions a_1, ..., a_G is drawn independently from π_θ, each earns the
+    deterministic reward q(a_i), the rewards are turned into advantages
+    A = advantage_fn(q(a_1), ..., q(a_G)), and the estimator is
+
+        ĝ = (1/G) Σ_i A_i (e_{a_i} - π_θ).
+
+    Its expectation Σ_{(a_1..a_G)} Π_i π(a_i) ĝ is summed over all K^G tuples, with no
+    sampling error, so a finite-sample baseline's bias is measured exactly: compare with
+    :func:`exact_bandit_gradient`. A leave-one-out baseline is unbiased; a group mean that
+    includes the sample itself scales the gradient by (G - 1)/G.
+
+    Book: equation (eq-loo-baseline), chapter 3.
+
+    Parameters
+    ----------
+    logits : array_like, shape (K,)
+        Logits θ of the bandit policy.
+    action_values : array_like, shape (K,)
+        Deterministic reward q(a) of each action.
+    group_size : int
+        Group size G >= 1.
+    advantage_fn : callable
+        Maps the rewards of one group, a float64 array of shape (G,), to advantages of
+        shape (G,), e.g. :func:`rlfound.groups.leave_one_out_advantages`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (K,)
+        E[ĝ].
+
+    Raises
+    ------
+    ValueError
+        If ``logits`` and ``action_values`` are not finite 1-D arrays of equal length,
+        ``group_size`` is not a positive integer or K^G exceeds one million (naming
+        ``group_size``), or ``advantage_fn`` is not callable or returns something other
+        than G finite numbers.
+
+    References
+    ----------
+    W. Kool, H. van Hoof and M. Welling, "Buy 4 REINFORCE samples, get a baseline for free!",
+    ICLR Workshop, 2019.
+    A. Ahmadian, C. Cremer, M. Gallé, M. Fadaee, J. Kreutzer, O. Pietquin, A. Üstün and
+    S. Hooker, "Back to basics: revisiting REINFORCE-style optimization for learning from
+    human feedback in LLMs", ACL, 2024.
+
+    Examples
+    --------
+    >>> def centred(rewards):
+    ...     return rewards - rewards.mean()
+    >>> enumerate_group_gradient([0.0, 0.0], [1.0, 3.0], group_size=2, advantage_fn=centred)
+    array([-0.25,  0.25])
+    >>> exact_bandit_gradient([0.0, 0.0], [1.0, 3.0])  # twice as large: (G - 1)/G = 1/2
+    array([-0.5,  0.5])
+    """
+    logits, action_values = _check_logits_and_values(logits, action_values)
+    group_size = check_positive_int(group_size, "group_size")
+    num_actions = logits.shape[0]
+    if num_actions**group_size > MAX_ENUMERATION:
+        raise ValueError(
+            f"group_size must keep K**group_size <= {MAX_ENUMERATION} action tuples; "
+            f"got {num_actions}**{group_size} = {num_actions**group_size}"
+        )
+    if not callable(advantage_fn):
+        raise ValueError(f"advantage_fn must be callable; got {advantage_fn!r}")
+
+    policy = softmax(logits)
+    identity = np.eye(num_actions)
+    expectation = np.zeros(num_actions)
+    for group in itertools.product(range(num_actions), repeat=group_size):
+        group = np.array(group)
+        advantages = _call_advantage_fn(advantage_fn, action_values[group].copy(), group_size)
+        estimate = advantages @ (identity[group] - policy) / group_size
+        expectation += np.prod(policy[group]) * estimate
+    return expectation
+
+
+def _call_advantage_fn(
+    advantage_fn: Callable[[np.ndarray], ArrayLike], rewards: np.ndarray, group_size: int
+) -> np.ndarray:
+    """advantage_fn(rewards), checked to be G finite numbers."""
+    try:
+        advantages = np.asarray(advantage_fn(rewards), dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            f"advantage_fn must map rewards of shape ({group_size},) to {group_size} numbers; "
+            f"it raised {error!r}"
+        ) from error
+    if advantages.shape != (group_size,) or not np.all(np.isfinite(advantages)):
+        raise ValueError(
+            f"advantage_fn must return {group_size} finite numbers, shape ({group_size},); "
+            f"got {advantages!r} for rewards {rewards!r}"
+        )
+    return advantages
