@@ -24,13 +24,18 @@ from scipy import special
 from rlfound._validation import (
     as_float_array,
     check_actions,
-    check_distribution,
     check_nonnegative_int,
     check_positive_int,
     check_positive_real,
     check_unit_interval,
 )
-from rlfound.mdp import _check_initial, _check_transition, state_values
+from rlfound.mdp import (
+    _check_initial,
+    _check_live_rows,
+    _check_terminal_mask,
+    _check_transition,
+    state_values,
+)
 
 __all__ = [
     "BASELINES",
@@ -635,6 +640,7 @@ def trajectory_log_probability(
     initial: ArrayLike,
     states: ArrayLike,
     actions: ArrayLike,
+    terminal: ArrayLike | None = None,
 ) -> float:
     """Log-probability of an episode under a tabular softmax policy and the MDP's dynamics.
 
@@ -658,6 +664,9 @@ def trajectory_log_probability(
     actions : array_like of int, shape (T,)
         a_0, ..., a_{T-1}; a trailing block of -1 (steps after the episode ended) is
         skipped, together with the states after it.
+    terminal : array_like of bool, shape (S,), optional
+        Terminal states, as in :func:`rlfound.mdp.state_values`: the episode ends on
+        entering one, so their rows of ``transition`` are ignored (they may be all zero).
 
     Returns
     -------
@@ -669,8 +678,9 @@ def trajectory_log_probability(
     ------
     ValueError
         If ``logits`` is not (S, A) matching ``transition``, ``transition`` or ``initial``
-        is not made of distributions, or ``states``/``actions`` are not index arrays in
-        range with T + 1 and T entries (-1 allowed only as trailing padding of actions).
+        is not made of distributions (rows of terminal states excepted), ``states``/
+        ``actions`` are not index arrays in range with T + 1 and T entries (-1 allowed only
+        as trailing padding of actions), or an action is taken in a terminal state.
 
     References
     ----------
@@ -687,10 +697,18 @@ def trajectory_log_probability(
     logits = _check_tabular_logits(logits)
     transition = _check_transition(transition)
     _check_logits_for_transition(logits, transition)
-    check_distribution(transition, "transition")
     num_states, num_actions, _ = transition.shape
+    terminal = _check_terminal_mask(terminal, num_states)
+    _check_live_rows(transition, "transition", terminal)
     initial = _check_initial(initial, num_states)
     states, actions, length = _check_episode(states, actions, num_states, num_actions)
+    acting_in_terminal = terminal[states[:length]]
+    if acting_in_terminal.any():
+        step = int(np.flatnonzero(acting_in_terminal)[0])
+        raise ValueError(
+            f"actions must end when a terminal state is entered (pad with -1); got action "
+            f"{int(actions[step])} at step {step} in terminal state {int(states[step])}"
+        )
 
     log_policy = special.log_softmax(logits, axis=1)
     here, chosen, there = states[:length], actions[:length], states[1 : length + 1]

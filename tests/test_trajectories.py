@@ -383,3 +383,22 @@ def test_constant_reward_gives_zero_expected_centred_gradient(group_size):
             enumerate_group_gradient(logits, q, group_size, advantage_fn), 0.0, atol=1e-15
         )
     np.testing.assert_allclose(exact_bandit_gradient(logits, q), 0.0, atol=1e-15)
+
+
+def test_trajectory_log_probability_ignores_rows_of_terminal_states():
+    # State 1 is terminal and its rows are all zero: they are never used.
+    transition = np.zeros((2, 2, 2))
+    transition[0, :, :] = [[0.25, 0.75], [0.5, 0.5]]
+    logits = np.array([[0.0, np.log(3.0)], [0.0, 0.0]])
+    terminal = np.array([False, True])
+    log_p = trajectory_log_probability(
+        logits, transition, [1.0, 0.0], states=[0, 0, 1], actions=[1, 0], terminal=terminal
+    )
+    # pi(1|0) = 3/4, P(0|0,1) = 1/2, pi(0|0) = 1/4, P(1|0,0) = 3/4
+    assert np.isclose(log_p, np.log(0.75 * 0.5 * 0.25 * 0.75))
+    with pytest.raises(ValueError, match=r"^transition"):
+        trajectory_log_probability(logits, transition, [1.0, 0.0], states=[0, 1], actions=[0])
+    with pytest.raises(ValueError, match=r"^actions must end"):
+        trajectory_log_probability(
+            logits, transition, [0.0, 1.0], states=[1, 0], actions=[0], terminal=terminal
+        )

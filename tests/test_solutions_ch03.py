@@ -1,0 +1,526 @@
+"""The reference solutions of chapter 3's code exercises are right, and make valid starters.
+
+``solutions/`` is not a package (student code must run where :mod:`rlfound` is absent), so
+each solution file is loaded by path. Every solution is checked against the library, against
+an independent hand computation, and as the source of a student starter (each
+``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region replaced by ``raise NotImplementedError``).
+The grading specifications are checked to reject known wrong answers, and the numbers the
+solutions page states for the derivation exercises are recomputed here.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import functools
+import importlib.util
+import inspect
+import re
+from math import comb
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from rlfound import gradcheck, groups, mdp, policy_gradient
+from rlfound.grading.spec import BUILTIN_DIR, load_file
+
+SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+
+STUDENT_FUNCTIONS = {
+    "action_values": {"q_values": ["transition", "reward", "policy", "gamma", "terminal"]},
+    "reward_to_go_reinforce": {
+        "reinforce_estimates": [
+            "logits",
+            "states",
+            "actions",
+            "rewards",
+            "gamma",
+            "reward_to_go",
+        ],
+    },
+}
+
+ONE_STEP = np.zeros((2, 2, 2))
+ONE_STEP[:, :, 1] = 1.0
+ONE_STEP_REWARD = np.zeros((2, 2, 2))
+ONE_STEP_REWARD[0, 1, 1] = 1.0
+
+VALID_ARGUMENTS = {
+    "q_values": (ONE_STEP, ONE_STEP_REWARD, np.full((2, 2), 0.5), 1.0, np.array([False, True])),
+    "reinforce_estimates": (np.zeros((1, 2)), [[0, 0, 0]], [[0, 1]], [[1.0, 0.0]], 1.0, True),
+}
+
+BEGIN = "### BEGIN SOLUTION"
+END = "### END SOLUTION"
+REGION = re.compile(
+    r"^([ \t]*)### BEGIN SOLUTION[ \t]*\n.*?^[ \t]*### END SOLUTION[ \t]*$",
+    flags=re.MULTILINE | re.DOTALL,
+)
+
+
+def load_solution(name: str) -> ModuleType:
+    """Import ``solutions/<name>.py`` under a private module name."""
+    spec = importlib.util.spec_from_file_location(
+        f"_solution_ch03_{name}", SOLUTIONS / f"{name}.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_starter(source: str) -> str:
+    return REGION.sub(r"\1raise NotImplementedError", source)
+
+
+action_values = load_solution("action_values")
+reinforce = load_solution("reward_to_go_reinforce")
+MODULES = {"action_values": action_values, "reward_to_go_reinforce": reinforce}
+
+# The chapter's two-turn conversation.
+P_GOOD = np.array([[0.6, 0.4], [0.8, 0.5], [0.3, 0.7]])
+POLICY = np.array([[0.5, 0.5], [0.8, 0.2], [0.4, 0.6], [0.5, 0.5], [0.5, 0.5]])
+TERMINAL = np.array([False, False, False, True, True])
+
+
+def conversation(p_good=P_GOOD):
+    transition = np.zeros((5, 2, 5))
+    reward = np.zeros((5, 2, 5))
+    for state, good, bad in ((0, 1, 2), (1, 3, 4), (2, 3, 4)):
+        transition[state, :, good] = p_good[state]
+        transition[state, :, bad] = 1.0 - p_good[state]
+        reward[state, :, good] = 1.0
+    transition[3, :, 3] = transition[4, :, 4] = 1.0
+    return transition, reward
+
+
+def random_mdp(rng, num_states, num_actions):
+    transition = rng.dirichlet(np.ones(num_states), size=(num_states, num_actions))
+    reward = rng.normal(size=(num_states, num_actions, num_states))
+    policy = rng.dirichlet(np.ones(num_actions), size=num_states)
+    terminal = np.arange(num_states) == num_states - 1
+    return transition, reward, policy, terminal
+
+
+# --- Action values -----------------------------------------------------------------------
+
+
+def test_q_values_for_the_conversation_by_hand():
+    transition, reward = conversation()
+    q = action_values.q_values(transition, reward, POLICY, 1.0, TERMINAL)
+    # By hand: turn 2 rows are the rating probabilities; turn 1 adds the turn-2 values.
+    v1, v2 = 0.8 * 0.8 + 0.2 * 0.5, 0.4 * 0.3 + 0.6 * 0.7
+    expected = [
+        [0.6 * (1 + v1) + 0.4 * v2, 0.4 * (1 + v1) + 0.6 * v2],
+        [0.8, 0.5],
+        [0.3, 0.7],
+        [0.0, 0.0],
+        [0.0, 0.0],
+    ]
+    np.testing.assert_allclose(q, expected, atol=1e-12)
+    np.testing.assert_allclose(q[0], [1.26, 1.02], atol=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.5, 0.9, 0.99])
+def test_q_values_match_the_library_and_satisfy_both_identities(gamma):
+    rng = np.random.default_rng(int(gamma * 100))
+    for num_states, num_actions in [(1, 1), (2, 2), (3, 3), (6, 2), (8, 4)]:
+        transition, reward, policy, terminal = random_mdp(rng, num_states, num_actions)
+        if num_states == 1:
+            terminal = np.array([False])
+        q = action_values.q_values(transition, reward, policy, gamma, terminal)
+        assert q.shape == (num_states, num_actions) and q.dtype == np.float64
+        library = mdp.action_values(transition, reward, policy, gamma, terminal)
+        np.testing.assert_allclose(q, library, rtol=1e-10, atol=1e-12)
+        v = mdp.state_values(transition, reward, policy, gamma, terminal)
+        np.testing.assert_allclose((policy * q).sum(axis=1), v, atol=1e-10)
+        # The Bellman equation for q, written out with loops.
+        for s in np.flatnonzero(~terminal):
+            for a in range(num_actions):
+                target = sum(
+                    transition[s, a, t]
+                    * (reward[s, a, t] + gamma * (0.0 if terminal[t] else policy[t] @ q[t]))
+                    for t in range(num_states)
+                )
+                assert q[s, a] == pytest.approx(target, abs=1e-10)
+        np.testing.assert_allclose(q[terminal], 0.0)
+
+
+def test_q_values_ignores_terminal_rows():
+    transition, reward = conversation()
+    garbage = transition.copy()
+    garbage[3:] = 0.0  # not distributions: must not matter
+    policy = POLICY.copy()
+    policy[3:] = [[7.0, -1.0], [0.0, 0.0]]
+    q = action_values.q_values(garbage, reward, policy, 1.0, TERMINAL)
+    np.testing.assert_allclose(q, action_values.q_values(transition, reward, POLICY, 1.0, TERMINAL))
+
+
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [
+        (lambda a: {**a, "transition": a["transition"][:, :, :4]}, "transition"),
+        (lambda a: {**a, "reward": a["reward"][:4]}, "reward"),
+        (lambda a: {**a, "policy": 2.0 * a["policy"]}, "policy"),
+        (lambda a: {**a, "policy": a["policy"][:, :1]}, "policy"),
+        (lambda a: {**a, "gamma": 1.5}, "gamma"),
+        (lambda a: {**a, "gamma": float("nan")}, "gamma"),
+        (lambda a: {**a, "terminal": np.array([0, 0, 0, 1, 1])}, "terminal"),
+        (lambda a: {**a, "reward": np.where(a["reward"] == 1.0, np.nan, 0.0)}, "reward"),
+    ],
+)
+def test_q_values_rejects_bad_input(change, name):
+    transition, reward = conversation()
+    arguments = change(
+        {
+            "transition": transition,
+            "reward": reward,
+            "policy": POLICY,
+            "gamma": 1.0,
+            "terminal": TERMINAL,
+        }
+    )
+    with pytest.raises(ValueError, match=rf"^{name}"):
+        action_values.q_values(**arguments)
+
+
+def test_q_values_refuses_undiscounted_loops():
+    loop = np.zeros((2, 1, 2))
+    loop[0, 0, 0] = loop[1, 0, 1] = 1.0
+    with pytest.raises(ValueError, match=r"^gamma"):
+        action_values.q_values(loop, np.ones((2, 1, 2)), np.ones((2, 1)), 1.0, [False, True])
+    q = action_values.q_values(loop, np.ones((2, 1, 2)), np.ones((2, 1)), 0.5, np.array([0, 1]) > 0)
+    np.testing.assert_allclose(q, [[2.0], [0.0]])  # 1 / (1 - 0.5)
+
+
+# --- REINFORCE estimates -----------------------------------------------------------------
+
+
+def hand_estimate(logits, states, actions, rewards, gamma, reward_to_go):
+    """One episode without padding, as a double loop."""
+    z = np.exp(logits - logits.max(axis=1, keepdims=True))
+    policy = z / z.sum(axis=1, keepdims=True)
+    result = np.zeros_like(logits)
+    total = sum(gamma**k * r for k, r in enumerate(rewards))
+    for t, (s, a) in enumerate(zip(states, actions, strict=False)):
+        to_go = sum(gamma**k * rewards[k] for k in range(t, len(rewards)))  # gamma^t G_t
+        weight = to_go if reward_to_go else total
+        for b in range(logits.shape[1]):
+            result[s, b] += weight * ((1.0 if b == a else 0.0) - policy[s, b])
+    return result
+
+
+def test_reinforce_estimates_for_the_chapter_episode():
+    logits = np.log(POLICY)
+    args = (logits, [[0, 1, 4]], [[0, 1]], [[1.0, 0.0]], 1.0)
+    np.testing.assert_allclose(
+        reinforce.reinforce_estimates(*args, True)[0, :2], [[0.5, -0.5], [0, 0]]
+    )
+    np.testing.assert_allclose(
+        reinforce.reinforce_estimates(*args, False)[0, :2], [[0.5, -0.5], [-0.8, 0.8]]
+    )
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.7, 1.0])
+@pytest.mark.parametrize("reward_to_go", [True, False])
+def test_reinforce_estimates_match_hand_and_library(gamma, reward_to_go):
+    rng = np.random.default_rng(5)
+    transition, reward, policy, terminal = random_mdp(rng, 5, 3)
+    logits = np.log(policy)
+    batch = mdp.sample_episodes(
+        transition, reward, policy, np.ones(5) / 5, 6, seed=2, num_episodes=40, terminal=terminal
+    )
+    ours = reinforce.reinforce_estimates(
+        logits, batch["states"], batch["actions"], batch["rewards"], gamma, reward_to_go
+    )
+    assert ours.shape == (40, 5, 3)
+    assert (batch["actions"] < 0).any()  # some episodes ended early: padding is exercised
+    for n in range(40):
+        length = int((batch["actions"][n] >= 0).sum())
+        hand = hand_estimate(
+            logits,
+            batch["states"][n, :length],
+            batch["actions"][n, :length],
+            batch["rewards"][n, :length],
+            gamma,
+            reward_to_go,
+        )
+        np.testing.assert_allclose(ours[n], hand, atol=1e-12)
+        library = policy_gradient.reinforce_trajectory_gradient(
+            logits,
+            batch["states"][n],
+            batch["actions"][n],
+            batch["rewards"][n],
+            gamma,
+            reward_to_go=reward_to_go,
+        )
+        np.testing.assert_allclose(ours[n], library, atol=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.9])
+@pytest.mark.parametrize("reward_to_go", [True, False])
+def test_reinforce_estimates_are_unbiased_on_the_conversation(gamma, reward_to_go):
+    transition, reward = conversation()
+    logits = np.random.default_rng(1).normal(size=(5, 2))
+    policy = policy_gradient.tabular_softmax_policy(logits)
+    initial = np.eye(5)[0]
+    episodes = mdp.enumerate_episodes(transition, reward, policy, initial, 2, TERMINAL)
+    estimates = reinforce.reinforce_estimates(
+        logits,
+        np.array([e["states"] for e in episodes]),
+        np.array([e["actions"] for e in episodes]),
+        np.array([e["rewards"] for e in episodes]),
+        gamma,
+        reward_to_go,
+    )
+    mean = np.tensordot([e["probability"] for e in episodes], estimates, axes=1)
+    gradient = gradcheck.numerical_gradient(
+        lambda x: policy_gradient.expected_return(x, transition, reward, initial, gamma, TERMINAL),
+        logits,
+    )
+    np.testing.assert_allclose(mean, gradient, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [
+        (lambda a: {**a, "logits": np.zeros(2)}, "logits"),
+        (lambda a: {**a, "actions": np.array([[-1, 1]])}, "actions"),
+        (lambda a: {**a, "actions": np.array([[0, 2]])}, "actions"),
+        (lambda a: {**a, "actions": np.array([[0.0, 1.0]])}, "actions"),
+        (lambda a: {**a, "states": np.array([[0, 1]])}, "states"),
+        (lambda a: {**a, "states": np.array([[0, 1, 9]])}, "states"),
+        (lambda a: {**a, "rewards": np.array([[1.0]])}, "rewards"),
+        (
+            lambda a: {**a, "actions": np.array([[0, -1]]), "rewards": np.array([[1.0, 2.0]])},
+            "rewards",
+        ),
+        (lambda a: {**a, "gamma": -0.5}, "gamma"),
+        (lambda a: {**a, "reward_to_go": "yes"}, "reward_to_go"),
+    ],
+)
+def test_reinforce_estimates_rejects_bad_input(change, name):
+    arguments = change(
+        {
+            "logits": np.log(POLICY),
+            "states": np.array([[0, 1, 4]]),
+            "actions": np.array([[0, 1]]),
+            "rewards": np.array([[1.0, 0.0]]),
+            "gamma": 1.0,
+            "reward_to_go": True,
+        }
+    )
+    with pytest.raises(ValueError, match=rf"^{name}"):
+        reinforce.reinforce_estimates(**arguments)
+
+
+# --- The grading specifications reject known wrong answers --------------------------------
+
+
+def undiscounted_reward_to_go(logits, states, actions, rewards, gamma, reward_to_go):
+    """A common bug: weight step t by G_t instead of gamma^t G_t (the total form is right)."""
+    z = np.exp(logits - logits.max(axis=1, keepdims=True))
+    policy = z / z.sum(axis=1, keepdims=True)
+    estimates = np.zeros((len(actions), *logits.shape))
+    for n in range(len(actions)):
+        length = int((actions[n] >= 0).sum())
+        episode = rewards[n, :length]
+        total = sum(gamma**k * r for k, r in enumerate(episode))
+        for t in range(length):
+            to_go = sum(gamma ** (k - t) * episode[k] for k in range(t, length))
+            weight = to_go if reward_to_go else total
+            s, a = states[n, t], actions[n, t]
+            estimates[n, s] += weight * (np.eye(logits.shape[1])[a] - policy[s])
+    return estimates
+
+
+def test_the_unbiasedness_check_rejects_a_missing_discount():
+    spec = load_file(BUILTIN_DIR / "reward_to_go_reinforce.py")
+    check = next(c for c in spec.checks if c.name == "unbiased")
+    for case in check.inputs(np.random.default_rng(0)):
+        assert check.holds(reinforce.reinforce_estimates(**case), case) is True
+        verdict = check.holds(undiscounted_reward_to_go(**case), case)
+        if case["reward_to_go"] and case["gamma"] < 1.0:
+            assert isinstance(verdict, str), case["gamma"]
+        else:
+            assert verdict is True
+
+
+def test_the_bellman_check_rejects_state_values_copied_into_q():
+    spec = load_file(BUILTIN_DIR / "action_values.py")
+    check = next(c for c in spec.checks if c.name == "bellman-q")
+    for case in check.inputs(np.random.default_rng(0)):
+        good = action_values.q_values(**case)
+        assert check.holds(good, case) is True
+        v = mdp.state_values(
+            case["transition"], case["reward"], case["policy"], case["gamma"], case["terminal"]
+        )
+        wrong = np.repeat(v[:, None], good.shape[1], axis=1)  # q(s, a) = v(s) for every a
+        if good.shape[1] > 1:
+            assert isinstance(check.holds(wrong, case), str)
+
+
+# --- Numbers the solutions page states -----------------------------------------------------
+
+
+def test_trajectory_score_solution_numbers():
+    assert 0.5 * 0.6 * 0.2 * 0.5 == pytest.approx(0.03)
+    assert 0.5 * 0.3 * 0.2 * 0.75 == pytest.approx(0.0225)
+    sigmoid = 1.0 / (1.0 + np.exp(-np.log(0.5)))
+    assert 1.0 - sigmoid == pytest.approx(2.0 / 3.0)  # d/dtheta log sigmoid(theta)
+
+
+def grpo_scale(p, size):
+    expectation = sum(
+        comb(size, k) * p**k * (1 - p) ** (size - k) * np.sqrt(k * (size - k))
+        for k in range(size + 1)
+    )
+    return expectation / (size * p * (1 - p))
+
+
+@pytest.mark.parametrize("p", [0.05, 0.1, 0.5, 0.7, 0.9])
+@pytest.mark.parametrize("size", [2, 3, 4, 8])
+def test_grpo_binary_scale_closed_form(p, size):
+    logits = np.log([p, 1 - p])
+    q = np.array([1.0, 0.0])
+    gradient = policy_gradient.exact_bandit_gradient(logits, q)
+    grpo = functools.partial(groups.group_normalized_advantages, eps=0.0)
+    update = policy_gradient.enumerate_group_gradient(logits, q, size, grpo)
+    np.testing.assert_allclose(update, grpo_scale(p, size) * gradient, rtol=1e-10, atol=1e-15)
+    loo = policy_gradient.enumerate_group_gradient(logits, q, size, groups.leave_one_out_advantages)
+    np.testing.assert_allclose(loo, gradient, rtol=1e-10, atol=1e-15)
+    assert grpo_scale(p, size) <= np.sqrt((size - 1) / size / (p * (1 - p))) + 1e-12
+    if size == 2:
+        assert grpo_scale(p, size) == pytest.approx(1.0)
+    # One group with k successes gives sqrt(k (G - k)) / G (1, -1), whatever p is.
+    for k in range(1, size):
+        rewards = np.array([1.0] * k + [0.0] * (size - k))
+        advantages = groups.group_normalized_advantages(rewards, eps=0.0)
+        pi = np.array([p, 1 - p])
+        scores = np.where(rewards[:, None] == 1.0, [1.0, 0.0], [0.0, 1.0]) - pi
+        np.testing.assert_allclose(
+            advantages @ scores / size, np.sqrt(k * (size - k)) / size * np.array([1.0, -1.0])
+        )
+
+
+def test_grpo_scale_tends_to_one_over_the_reward_sd():
+    assert grpo_scale(0.1, 512) == pytest.approx(1 / np.sqrt(0.09), rel=0.005)
+    assert grpo_scale(0.1, 32) == pytest.approx(3.1440, abs=5e-4)
+    factors = [grpo_scale(p, 8) for p in (0.9, 0.5, 0.1)]
+    np.testing.assert_allclose(factors, [2.328, 1.856, 2.328], atol=5e-4)
+
+
+def search_agent(cost):
+    """The solutions page's counterexample, written out independently."""
+    transition = np.zeros((5, 2, 5))
+    reward = np.zeros_like(transition)
+    for turn, success in enumerate((0.2, 0.5, 0.8)):
+        transition[turn, 0, [3, 4]] = success, 1 - success
+        reward[turn, 0, 3] = 1.0
+        if turn < 2:
+            transition[turn, 1, [turn + 1, 4]] = 0.8, 0.2
+        else:
+            transition[turn, 1, 4] = 1.0
+        reward[turn, 1] = -cost
+    transition[3, :, 3] = transition[4, :, 4] = 1.0
+    return transition, reward
+
+
+def counterexample_variances(cost):
+    transition, reward = search_agent(cost)
+    terminal = np.array([False, False, False, True, True])
+    logits = np.array([[0.0, 0.5], [0.3, 0.0], [1.0, -1.0], [0.0, 0.0], [0.0, 0.0]])
+    policy = policy_gradient.tabular_softmax_policy(logits)
+    episodes = mdp.enumerate_episodes(transition, reward, policy, np.eye(5)[0], 3, terminal)
+    probabilities = np.array([e["probability"] for e in episodes])
+    result = []
+    for reward_to_go in (False, True):
+        estimates = np.array(
+            [
+                hand_estimate(logits, e["states"], e["actions"], e["rewards"], 1.0, reward_to_go)
+                for e in episodes
+            ]
+        )
+        mean = np.tensordot(probabilities, estimates, axes=1)
+        result.append(probabilities @ np.sum((estimates - mean) ** 2, axis=(1, 2)))
+    return result
+
+
+def test_reward_to_go_counterexample():
+    total, to_go = counterexample_variances(0.1)
+    assert (round(total, 4), round(to_go, 4)) == (0.2151, 0.2345)
+    assert total < to_go
+    total, to_go = counterexample_variances(0.0)
+    assert total == pytest.approx(to_go, abs=1e-12)
+    total, to_go = counterexample_variances(-0.1)
+    assert total > to_go
+
+
+# --- The files themselves: markers, starters, imports, docstring examples ----------------
+
+
+@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
+def test_solution_markers_are_balanced_and_not_nested(name):
+    lines = (SOLUTIONS / f"{name}.py").read_text(encoding="utf-8").splitlines()
+    open_indent = None
+    regions = 0
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        indent = line[: len(line) - len(line.lstrip())]
+        if stripped == BEGIN:
+            assert open_indent is None, f"line {number}: nested {BEGIN}"
+            open_indent = indent
+        elif stripped == END:
+            assert open_indent is not None, f"line {number}: {END} without {BEGIN}"
+            assert indent == open_indent, f"line {number}: markers indented differently"
+            open_indent = None
+            regions += 1
+        else:
+            assert "BEGIN SOLUTION" not in line and "END SOLUTION" not in line, number
+    assert open_indent is None
+    assert regions == len(STUDENT_FUNCTIONS[name])
+
+
+@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
+def test_the_starter_keeps_signatures_and_docstrings_and_raises(name):
+    starter = make_starter((SOLUTIONS / f"{name}.py").read_text(encoding="utf-8"))
+    assert BEGIN not in starter and END not in starter
+    tree = ast.parse(starter)
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    namespace: dict = {"__name__": f"_starter_{name}"}
+    exec(compile(starter, f"starter/{name}.py", "exec"), namespace)
+    for function_name, parameters in STUDENT_FUNCTIONS[name].items():
+        node = functions[function_name]
+        assert ast.get_docstring(node), function_name
+        assert len(node.body) == 2, function_name
+        assert isinstance(node.body[1], ast.Raise), function_name
+        function = namespace[function_name]
+        assert list(inspect.signature(function).parameters) == parameters
+        with pytest.raises(NotImplementedError):
+            function(*VALID_ARGUMENTS[function_name])
+
+
+@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
+def test_solutions_import_only_numpy(name):
+    tree = ast.parse((SOLUTIONS / f"{name}.py").read_text(encoding="utf-8"))
+    assert ast.get_docstring(tree), f"{name}.py has no module docstring"
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.add((node.module or "").split(".")[0])
+    assert imported <= {"numpy", "__future__"}, imported
+
+
+@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
+def test_solution_docstring_examples_run(name):
+    module = MODULES[name]
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    tests = finder.find(module, module.__name__, globs={"np": np, **vars(module)})
+    assert any(test.examples for test in tests), f"{name}.py has no docstring examples"
+    for test in tests:
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
