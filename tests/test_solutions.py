@@ -1,84 +1,22 @@
-"""The reference solutions of chapter 1's code exercises are right, and make valid starters.
+"""The reference solutions of chapter 1's code exercises are right.
 
-``solutions/`` is not a package (student code must run where :mod:`rlfound` is absent), so
-each solution file is loaded by path. Every solution is checked three ways: against the
-library, against an independent hand computation, and as the source of a student starter
-(each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region replaced by
-``raise NotImplementedError``).
+Every solution is checked two ways: against the library and against an independent hand
+computation. The files themselves (solution markers, starters, imports, docstring examples)
+are checked for every exercise in ``test_solution_files.py``.
 """
 
 from __future__ import annotations
-
-import ast
-import doctest
-import importlib.util
-import inspect
-import re
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
 from rlfound import advantages, gradcheck, importance, mdp, policy_gradient
-
-SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
-
-# Each solution file and the functions a student writes in it, with their exact parameters.
-STUDENT_FUNCTIONS = {
-    "bellman_arithmetic": {"chain_values": ["gamma"]},
-    "score_function_gradient": {"bandit_gradient": ["logits", "action_values"]},
-    "importance_sampling": {
-        "importance_sampling_value": ["target_probs", "behavior_probs", "rewards"],
-    },
-    "gae_recursion": {
-        "gae_recursive": ["rewards", "values", "gamma", "lam"],
-        "gae_explicit": ["rewards", "values", "gamma", "lam"],
-        "test_gae_matches_explicit_sum": [],
-    },
-}
-
-# Valid arguments for every student function, so a starter's stub can be called.
-VALID_ARGUMENTS = {
-    "chain_values": (0.8,),
-    "bandit_gradient": (np.zeros(3), np.array([0.2, 0.5, 1.0])),
-    "importance_sampling_value": ([0.25, 0.75], [0.8, 0.2], [1.0, 3.0]),
-    "gae_recursive": ([1.0, 0.0], [0.5, 0.2, 0.0], 0.9, 0.95),
-    "gae_explicit": ([1.0, 0.0], [0.5, 0.2, 0.0], 0.9, 0.95),
-    "test_gae_matches_explicit_sum": (),
-}
-
-BEGIN = "### BEGIN SOLUTION"
-END = "### END SOLUTION"
-REGION = re.compile(
-    r"^([ \t]*)### BEGIN SOLUTION[ \t]*\n.*?^[ \t]*### END SOLUTION[ \t]*$",
-    flags=re.MULTILINE | re.DOTALL,
-)
-
-
-def load_solution(name: str) -> ModuleType:
-    """Import ``solutions/<name>.py`` under a private module name."""
-    spec = importlib.util.spec_from_file_location(f"_solution_{name}", SOLUTIONS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def make_starter(source: str) -> str:
-    """What the grader hands to students: every solution region becomes one ``raise``."""
-    return REGION.sub(r"\1raise NotImplementedError", source)
-
+from tests._solutions import load_solution
 
 bellman = load_solution("bellman_arithmetic")
 score = load_solution("score_function_gradient")
 sampling = load_solution("importance_sampling")
 gae = load_solution("gae_recursion")
-MODULES = {
-    "bellman_arithmetic": bellman,
-    "score_function_gradient": score,
-    "importance_sampling": sampling,
-    "gae_recursion": gae,
-}
 
 
 # --- Bellman arithmetic ------------------------------------------------------------------
@@ -275,73 +213,3 @@ def test_gae_edge_cases_by_hand():
 def test_gae_rejects_bad_input(function, arguments, name):
     with pytest.raises(ValueError, match=rf"^{name}"):
         getattr(gae, function)(*arguments)
-
-
-# --- The files themselves: markers, starters, imports, docstring examples ----------------
-
-
-@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
-def test_solution_markers_are_balanced_and_not_nested(name):
-    lines = (SOLUTIONS / f"{name}.py").read_text(encoding="utf-8").splitlines()
-    open_indent = None
-    regions = 0
-    for number, line in enumerate(lines, start=1):
-        stripped = line.strip()
-        indent = line[: len(line) - len(line.lstrip())]
-        if stripped == BEGIN:
-            assert open_indent is None, f"line {number}: nested {BEGIN}"
-            open_indent = indent
-        elif stripped == END:
-            assert open_indent is not None, f"line {number}: {END} without {BEGIN}"
-            assert indent == open_indent, f"line {number}: markers indented differently"
-            open_indent = None
-            regions += 1
-        else:
-            assert "BEGIN SOLUTION" not in line and "END SOLUTION" not in line, number
-    assert open_indent is None, f"{name}.py: unclosed {BEGIN}"
-    assert regions == len(STUDENT_FUNCTIONS[name])
-
-
-@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
-def test_the_starter_keeps_signatures_and_docstrings_and_raises(name):
-    starter = make_starter((SOLUTIONS / f"{name}.py").read_text(encoding="utf-8"))
-    assert BEGIN not in starter and END not in starter
-    tree = ast.parse(starter)
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    namespace: dict = {"__name__": f"_starter_{name}"}
-    exec(compile(starter, f"starter/{name}.py", "exec"), namespace)
-    for function_name, parameters in STUDENT_FUNCTIONS[name].items():
-        node = functions[function_name]
-        # The whole body is the docstring and the stub: no solution code survives.
-        assert ast.get_docstring(node), function_name
-        assert len(node.body) == 2, function_name
-        assert isinstance(node.body[1], ast.Raise), function_name
-        function = namespace[function_name]
-        assert list(inspect.signature(function).parameters) == parameters
-        with pytest.raises(NotImplementedError):
-            function(*VALID_ARGUMENTS[function_name])
-
-
-@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
-def test_solutions_import_only_numpy(name):
-    tree = ast.parse((SOLUTIONS / f"{name}.py").read_text(encoding="utf-8"))
-    assert ast.get_docstring(tree), f"{name}.py has no module docstring"
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            imported.add((node.module or "").split(".")[0])
-    assert imported <= {"numpy", "__future__"}, imported
-
-
-@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
-def test_solution_docstring_examples_run(name):
-    module = MODULES[name]
-    finder = doctest.DocTestFinder()
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    tests = finder.find(module, module.__name__, globs={"np": np, **vars(module)})
-    assert any(test.examples for test in tests), f"{name}.py has no docstring examples"
-    for test in tests:
-        runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0

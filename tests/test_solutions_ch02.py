@@ -1,73 +1,26 @@
-"""The reference solutions of chapter 2's code exercises are right, and make valid starters.
+"""The reference solutions of chapter 2's code exercises are right.
 
-``solutions/`` is not a package (student code must run where :mod:`rlfound` is absent), so
-each solution file is loaded by path. Every solution is checked against the library, against
-an independent hand computation, and as the source of a student starter (each
-``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region replaced by ``raise NotImplementedError``).
-The numbers the solutions page states for the derivation exercises are checked here too.
+Every solution is checked against the library and against an independent hand computation.
+The numbers the solutions page states for the derivation exercises are checked here too. The
+files themselves (solution markers, starters, imports, docstring examples) are checked for
+every exercise in ``test_solution_files.py``.
 """
 
 from __future__ import annotations
 
-import ast
-import doctest
-import importlib.util
-import inspect
 import itertools
-import re
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
 from rlfound import mdp, tokens
-
-SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
-
-STUDENT_FUNCTIONS = {
-    "parser_marginal": {
-        "action_probabilities": ["bigram_table", "length", "token_actions", "num_actions"],
-    },
-    "belief_update": {
-        "belief_update": ["belief", "action", "observation", "transition", "observation_model"],
-    },
-}
+from tests._solutions import load_solution
 
 TIGER_STAY = np.eye(2)[:, None, :]
 TIGER_SENSOR = np.array([[0.85, 0.15], [0.15, 0.85]])
 
-VALID_ARGUMENTS = {
-    "action_probabilities": (np.zeros((3, 2)), 2, np.array([0, -1]), 1),
-    "belief_update": (np.array([0.5, 0.5]), 0, 0, TIGER_STAY, TIGER_SENSOR),
-}
-
-BEGIN = "### BEGIN SOLUTION"
-END = "### END SOLUTION"
-REGION = re.compile(
-    r"^([ \t]*)### BEGIN SOLUTION[ \t]*\n.*?^[ \t]*### END SOLUTION[ \t]*$",
-    flags=re.MULTILINE | re.DOTALL,
-)
-
-
-def load_solution(name: str) -> ModuleType:
-    """Import ``solutions/<name>.py`` under a private module name."""
-    spec = importlib.util.spec_from_file_location(
-        f"_solution_ch02_{name}", SOLUTIONS / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def make_starter(source: str) -> str:
-    """What the grader hands to students: every solution region becomes one ``raise``."""
-    return REGION.sub(r"\1raise NotImplementedError", source)
-
-
 parser = load_solution("parser_marginal")
 bayes = load_solution("belief_update")
-MODULES = {"parser_marginal": parser, "belief_update": bayes}
 
 # The chapter's bigram model.
 BOOK_TABLE = np.array(
@@ -275,72 +228,3 @@ def test_leave_one_out_weight_second_moment(batch, p):
         probability = np.prod(np.where(r == 1, p, 1 - p))
         second_moment += probability * (r[0] - r[1:].mean()) ** 2
     assert second_moment == pytest.approx(p * (1 - p) * batch / (batch - 1), rel=1e-12)
-
-
-# --- The files themselves: markers, starters, imports, docstring examples ----------------
-
-
-@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
-def test_solution_markers_are_balanced_and_not_nested(name):
-    lines = (SOLUTIONS / f"{name}.py").read_text(encoding="utf-8").splitlines()
-    open_indent = None
-    regions = 0
-    for number, line in enumerate(lines, start=1):
-        stripped = line.strip()
-        indent = line[: len(line) - len(line.lstrip())]
-        if stripped == BEGIN:
-            assert open_indent is None, f"line {number}: nested {BEGIN}"
-            open_indent = indent
-        elif stripped == END:
-            assert open_indent is not None, f"line {number}: {END} without {BEGIN}"
-            assert indent == open_indent, f"line {number}: markers indented differently"
-            open_indent = None
-            regions += 1
-        else:
-            assert "BEGIN SOLUTION" not in line and "END SOLUTION" not in line, number
-    assert open_indent is None, f"{name}.py: unclosed {BEGIN}"
-    assert regions == len(STUDENT_FUNCTIONS[name])
-
-
-@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
-def test_the_starter_keeps_signatures_and_docstrings_and_raises(name):
-    starter = make_starter((SOLUTIONS / f"{name}.py").read_text(encoding="utf-8"))
-    assert BEGIN not in starter and END not in starter
-    tree = ast.parse(starter)
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    namespace: dict = {"__name__": f"_starter_{name}"}
-    exec(compile(starter, f"starter/{name}.py", "exec"), namespace)
-    for function_name, parameters in STUDENT_FUNCTIONS[name].items():
-        node = functions[function_name]
-        assert ast.get_docstring(node), function_name
-        assert len(node.body) == 2, function_name
-        assert isinstance(node.body[1], ast.Raise), function_name
-        function = namespace[function_name]
-        assert list(inspect.signature(function).parameters) == parameters
-        with pytest.raises(NotImplementedError):
-            function(*VALID_ARGUMENTS[function_name])
-
-
-@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
-def test_solutions_import_only_numpy(name):
-    tree = ast.parse((SOLUTIONS / f"{name}.py").read_text(encoding="utf-8"))
-    assert ast.get_docstring(tree), f"{name}.py has no module docstring"
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            imported.add((node.module or "").split(".")[0])
-    assert imported <= {"numpy", "__future__"}, imported
-
-
-@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
-def test_solution_docstring_examples_run(name):
-    module = MODULES[name]
-    finder = doctest.DocTestFinder()
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    tests = finder.find(module, module.__name__, globs={"np": np, **vars(module)})
-    assert any(test.examples for test in tests), f"{name}.py has no docstring examples"
-    for test in tests:
-        runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0

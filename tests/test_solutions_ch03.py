@@ -1,82 +1,26 @@
-"""The reference solutions of chapter 3's code exercises are right, and make valid starters.
+"""The reference solutions of chapter 3's code exercises are right.
 
-``solutions/`` is not a package (student code must run where :mod:`rlfound` is absent), so
-each solution file is loaded by path. Every solution is checked against the library, against
-an independent hand computation, and as the source of a student starter (each
-``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region replaced by ``raise NotImplementedError``).
+Every solution is checked against the library and against an independent hand computation.
 The grading specifications are checked to reject known wrong answers, and the numbers the
-solutions page states for the derivation exercises are recomputed here.
+solutions page states for the derivation exercises are recomputed here. The files themselves
+(solution markers, starters, imports, docstring examples) are checked for every exercise in
+``test_solution_files.py``.
 """
 
 from __future__ import annotations
 
-import ast
-import doctest
 import functools
-import importlib.util
-import inspect
-import re
 from math import comb
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
 from rlfound import gradcheck, groups, mdp, policy_gradient
 from rlfound.grading.spec import BUILTIN_DIR, load_file
-
-SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
-
-STUDENT_FUNCTIONS = {
-    "action_values": {"q_values": ["transition", "reward", "policy", "gamma", "terminal"]},
-    "reward_to_go_reinforce": {
-        "reinforce_estimates": [
-            "logits",
-            "states",
-            "actions",
-            "rewards",
-            "gamma",
-            "reward_to_go",
-        ],
-    },
-}
-
-ONE_STEP = np.zeros((2, 2, 2))
-ONE_STEP[:, :, 1] = 1.0
-ONE_STEP_REWARD = np.zeros((2, 2, 2))
-ONE_STEP_REWARD[0, 1, 1] = 1.0
-
-VALID_ARGUMENTS = {
-    "q_values": (ONE_STEP, ONE_STEP_REWARD, np.full((2, 2), 0.5), 1.0, np.array([False, True])),
-    "reinforce_estimates": (np.zeros((1, 2)), [[0, 0, 0]], [[0, 1]], [[1.0, 0.0]], 1.0, True),
-}
-
-BEGIN = "### BEGIN SOLUTION"
-END = "### END SOLUTION"
-REGION = re.compile(
-    r"^([ \t]*)### BEGIN SOLUTION[ \t]*\n.*?^[ \t]*### END SOLUTION[ \t]*$",
-    flags=re.MULTILINE | re.DOTALL,
-)
-
-
-def load_solution(name: str) -> ModuleType:
-    """Import ``solutions/<name>.py`` under a private module name."""
-    spec = importlib.util.spec_from_file_location(
-        f"_solution_ch03_{name}", SOLUTIONS / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def make_starter(source: str) -> str:
-    return REGION.sub(r"\1raise NotImplementedError", source)
-
+from tests._solutions import load_solution
 
 action_values = load_solution("action_values")
 reinforce = load_solution("reward_to_go_reinforce")
-MODULES = {"action_values": action_values, "reward_to_go_reinforce": reinforce}
 
 # The chapter's two-turn conversation.
 P_GOOD = np.array([[0.6, 0.4], [0.8, 0.5], [0.3, 0.7]])
@@ -455,72 +399,3 @@ def test_reward_to_go_counterexample():
     assert total == pytest.approx(to_go, abs=1e-12)
     total, to_go = counterexample_variances(-0.1)
     assert total > to_go
-
-
-# --- The files themselves: markers, starters, imports, docstring examples ----------------
-
-
-@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
-def test_solution_markers_are_balanced_and_not_nested(name):
-    lines = (SOLUTIONS / f"{name}.py").read_text(encoding="utf-8").splitlines()
-    open_indent = None
-    regions = 0
-    for number, line in enumerate(lines, start=1):
-        stripped = line.strip()
-        indent = line[: len(line) - len(line.lstrip())]
-        if stripped == BEGIN:
-            assert open_indent is None, f"line {number}: nested {BEGIN}"
-            open_indent = indent
-        elif stripped == END:
-            assert open_indent is not None, f"line {number}: {END} without {BEGIN}"
-            assert indent == open_indent, f"line {number}: markers indented differently"
-            open_indent = None
-            regions += 1
-        else:
-            assert "BEGIN SOLUTION" not in line and "END SOLUTION" not in line, number
-    assert open_indent is None
-    assert regions == len(STUDENT_FUNCTIONS[name])
-
-
-@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
-def test_the_starter_keeps_signatures_and_docstrings_and_raises(name):
-    starter = make_starter((SOLUTIONS / f"{name}.py").read_text(encoding="utf-8"))
-    assert BEGIN not in starter and END not in starter
-    tree = ast.parse(starter)
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    namespace: dict = {"__name__": f"_starter_{name}"}
-    exec(compile(starter, f"starter/{name}.py", "exec"), namespace)
-    for function_name, parameters in STUDENT_FUNCTIONS[name].items():
-        node = functions[function_name]
-        assert ast.get_docstring(node), function_name
-        assert len(node.body) == 2, function_name
-        assert isinstance(node.body[1], ast.Raise), function_name
-        function = namespace[function_name]
-        assert list(inspect.signature(function).parameters) == parameters
-        with pytest.raises(NotImplementedError):
-            function(*VALID_ARGUMENTS[function_name])
-
-
-@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
-def test_solutions_import_only_numpy(name):
-    tree = ast.parse((SOLUTIONS / f"{name}.py").read_text(encoding="utf-8"))
-    assert ast.get_docstring(tree), f"{name}.py has no module docstring"
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            imported.add((node.module or "").split(".")[0])
-    assert imported <= {"numpy", "__future__"}, imported
-
-
-@pytest.mark.parametrize("name", sorted(STUDENT_FUNCTIONS))
-def test_solution_docstring_examples_run(name):
-    module = MODULES[name]
-    finder = doctest.DocTestFinder()
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    tests = finder.find(module, module.__name__, globs={"np": np, **vars(module)})
-    assert any(test.examples for test in tests), f"{name}.py has no docstring examples"
-    for test in tests:
-        runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0

@@ -1,80 +1,27 @@
-"""The reference solution of chapter 4's code exercise is right, and makes a valid starter.
+"""The reference solution of chapter 4's code exercise is right.
 
-``solutions/`` is not a package (student code must run where :mod:`rlfound` is absent), so the
-solution file is loaded by path. It is checked against the library, against hand computations
-and an independent per-episode loop, as the source of a student starter (each
-``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region replaced by ``raise NotImplementedError``),
-and against its grading specification, evaluated in-process: the reference must pass every
-check and the starter none.
+It is checked against the library, against hand computations and an independent per-episode
+loop, and against its grading specification, evaluated in-process: the reference must pass
+every check and its starter none. The file itself (solution markers, starter, imports,
+docstring examples) is checked with every other solution file in ``test_solution_files.py``.
 """
 
 from __future__ import annotations
 
-import ast
-import doctest
-import importlib.util
-import inspect
-import re
 import traceback
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
 from rlfound import advantages, returns
 from rlfound.grading import spec
+from rlfound.grading.starter import strip_solutions
+from tests._solutions import SOLUTIONS, load_module, load_solution
 
-ROOT = Path(__file__).resolve().parents[1]
-SOLUTIONS = ROOT / "solutions"
-SPEC_FILE = ROOT / "rlfound" / "grading" / "exercises" / "gae_timeouts.py"
-
-STUDENT_FUNCTIONS = {
-    "gae_with_timeouts": [
-        "rewards",
-        "values",
-        "next_values",
-        "terminated",
-        "truncated",
-        "gamma",
-        "lam",
-    ],
-    "test_gae_with_timeouts": [],
-}
-VALID_ARGUMENTS = {
-    "gae_with_timeouts": (
-        [1.0, 0.0],
-        [0.5, 0.2],
-        [0.2, 0.0],
-        [False, True],
-        [False, False],
-        0.9,
-        0.95,
-    ),
-    "test_gae_with_timeouts": (),
-}
-
-BEGIN = "### BEGIN SOLUTION"
-END = "### END SOLUTION"
-REGION = re.compile(
-    r"^([ \t]*)### BEGIN SOLUTION[ \t]*\n.*?^[ \t]*### END SOLUTION[ \t]*$",
-    flags=re.MULTILINE | re.DOTALL,
-)
-
-
-def load_module(path: Path, name: str) -> ModuleType:
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    return module
-
-
-def make_starter(source: str) -> str:
-    return REGION.sub(r"\1raise NotImplementedError", source)
-
+SPEC_FILE = spec.BUILTIN_DIR / "gae_timeouts.py"
 
 SOURCE = (SOLUTIONS / "gae_timeouts.py").read_text(encoding="utf-8")
-solution = load_module(SOLUTIONS / "gae_timeouts.py", "_solution_gae_timeouts")
+solution = load_solution("gae_timeouts")
 gae = solution.gae_with_timeouts
 
 
@@ -206,68 +153,6 @@ def test_bad_input_raises_a_value_error_naming_the_argument(change, name):
         gae(**arguments)
 
 
-# --- the file: markers, starter, imports, docstring examples -------------------------------
-
-
-def test_solution_markers_are_balanced_and_not_nested():
-    open_indent = None
-    regions = 0
-    for number, line in enumerate(SOURCE.splitlines(), start=1):
-        stripped = line.strip()
-        indent = line[: len(line) - len(line.lstrip())]
-        if stripped == BEGIN:
-            assert open_indent is None, f"line {number}: nested {BEGIN}"
-            open_indent = indent
-        elif stripped == END:
-            assert open_indent is not None, f"line {number}: {END} without {BEGIN}"
-            assert indent == open_indent, f"line {number}: markers indented differently"
-            open_indent = None
-            regions += 1
-        else:
-            assert "BEGIN SOLUTION" not in line and "END SOLUTION" not in line, number
-    assert open_indent is None
-    assert regions == len(STUDENT_FUNCTIONS)
-
-
-def test_the_starter_keeps_signatures_and_docstrings_and_raises():
-    starter = make_starter(SOURCE)
-    assert BEGIN not in starter and END not in starter
-    tree = ast.parse(starter)
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    namespace: dict = {"__name__": "_starter_gae_timeouts"}
-    exec(compile(starter, "starter/gae_timeouts.py", "exec"), namespace)
-    for function_name, parameters in STUDENT_FUNCTIONS.items():
-        node = functions[function_name]
-        assert ast.get_docstring(node), function_name
-        assert len(node.body) == 2 and isinstance(node.body[1], ast.Raise), function_name
-        function = namespace[function_name]
-        assert list(inspect.signature(function).parameters) == parameters
-        with pytest.raises(NotImplementedError):
-            function(*VALID_ARGUMENTS[function_name])
-
-
-def test_solution_imports_only_numpy():
-    tree = ast.parse(SOURCE)
-    assert ast.get_docstring(tree)
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            imported.add((node.module or "").split(".")[0])
-    assert imported <= {"numpy", "__future__"}, imported
-
-
-def test_solution_docstring_examples_run():
-    finder = doctest.DocTestFinder()
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    tests = finder.find(solution, solution.__name__, globs={"np": np, **vars(solution)})
-    assert any(test.examples for test in tests)
-    for test in tests:
-        runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
-
-
 # --- the grading specification, evaluated in-process ---------------------------------------
 
 
@@ -304,7 +189,7 @@ def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
         assert not failed, failed
     starter_path = tmp_path / "starter_gae_timeouts.py"
-    starter_path.write_text(make_starter(SOURCE), encoding="utf-8")
+    starter_path.write_text(strip_solutions(SOURCE), encoding="utf-8")
     starter = load_module(starter_path, "_starter_module_gae_timeouts")
     outcomes = run_checks(exercise, starter)
     passed = [name for name, o in outcomes.items() if o.passed]

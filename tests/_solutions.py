@@ -1,0 +1,28 @@
+"""Loading the reference solutions in ``solutions/`` for the tests.
+
+``solutions/`` is not a package (student code must run where :mod:`rlfound` is absent), so a
+solution file is imported by path, under a private module name that is not registered in
+:data:`sys.modules`: every call gives a fresh module.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+#: The book's reference solutions, one ``.py`` file per code exercise.
+SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    """Import the Python file at ``path`` as a module called ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_solution(name: str) -> ModuleType:
+    """Import ``solutions/<name>.py`` under the private module name ``_solution_<name>``."""
+    return load_module(SOLUTIONS / f"{name}.py", f"_solution_{name}")
