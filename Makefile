@@ -7,10 +7,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BOOK_FLAGS := -W -n --keep-going
 
-.PHONY: help book test lint format unit chapters book-test clean
+.PHONY: help book book-student test lint format clean
 
 help:
 	@echo "make book    build the executed HTML book into _build/html"
+	@echo "make book-student  the student edition, without the solutions appendix"
 	@echo "make test    lint, unit/property/doctests, chapters in fresh kernels, book build"
 	@echo "make format  apply ruff's formatter and autofixes"
 	@echo "make clean   remove _build, caches and .venv"
@@ -24,6 +25,9 @@ $(STAMP): pyproject.toml
 book: $(STAMP)
 	$(BIN)/jupyter-book build . $(BOOK_FLAGS)
 	@echo "Open _build/html/index.html"
+
+book-student: $(STAMP)
+	$(BIN)/python _ext/student_edition.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

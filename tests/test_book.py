@@ -113,3 +113,28 @@ def test_a_failing_cell_fails_the_build(tmp_path: Path):
     )
     assert completed.returncode != 0
     assert "cell failed" in completed.stdout + completed.stderr
+
+
+def test_the_student_edition_builds_without_solutions(tmp_path: Path):
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "_ext" / "student_edition.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    log = completed.stdout + completed.stderr
+    assert completed.returncode == 0, log[-6000:]
+    sphinx_problem = re.compile(r"(^|: )(WARNING|ERROR|CRITICAL):")
+    assert not [line for line in log.splitlines() if sphinx_problem.search(line)]
+    site = tmp_path / "_build" / "html"
+    assert not (site / "solutions").exists()
+    chapters = [site / f"{document}.html" for document in toc_documents()]
+    chapters = [page for page in chapters if page.parent.name == "chapters"]
+    assert chapters
+    for page in chapters:
+        html = page.read_text(encoding="utf-8")
+        assert 'id="sol-' not in html
+        assert 'href="../solutions/' not in html, page.name
+        # Every exercise still says where its solution is, without a dangling link.
+        text = " ".join(BeautifulSoup(html, "html.parser").get_text().split())
+        assert "Solution (instructor edition)" in text, page.name
