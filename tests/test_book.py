@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -99,6 +100,7 @@ def test_a_failing_cell_fails_the_build(tmp_path: Path):
     (tmp_path / "references.bib").write_text(
         (ROOT / "references.bib").read_text(encoding="utf-8"), encoding="utf-8"
     )
+    shutil.copytree(ROOT / "_ext", tmp_path / "_ext")
     (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: index\n", encoding="utf-8")
     (tmp_path / "index.md").write_text(
         (ROOT / "chapters" / "01_foundations.md").read_text(encoding="utf-8").split("\n---\n")[0]
