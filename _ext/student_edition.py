@@ -7,6 +7,10 @@ errors into ``_build/student/_build/html``. Loaded by Sphinx (``_config.yml`` li
 local extension), it keeps the chapters' links to solutions from failing that build: in the
 student edition a ``{ref}`` to a ``sol-...`` label, which does not exist there, becomes its
 link text followed by "(instructor edition)". In the full edition it does nothing.
+
+:func:`build` also builds the full edition with another execution setting: the test-suite
+builds both editions against one fresh jupyter-cache folder, so that every chapter is executed
+once (by the first build, in a fresh kernel) and the second build reuses the outputs.
 """
 
 from __future__ import annotations
@@ -35,25 +39,34 @@ def setup(app):
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
-def write_sources(output: Path = OUTPUT) -> tuple[Path, Path]:
-    """Write the student edition's configuration and table of contents; return their paths."""
+def write_sources(
+    output: Path = OUTPUT, *, student: bool = True, cache: Path | None = None
+) -> tuple[Path, Path]:
+    """Write an edition's configuration and table of contents; return their paths.
+
+    ``student`` leaves the solutions appendix out. ``cache``, if given, executes the
+    notebooks through that jupyter-cache folder instead of re-executing every one of them.
+    """
     import yaml
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
-    config["title"] = f"{config['title']} (student edition)"
     # Paths in a configuration outside the book's root must not depend on where it lives.
     config["bibtex_bibfiles"] = [str(ROOT / name) for name in config["bibtex_bibfiles"]]
     sphinx = config["sphinx"]
     sphinx["local_extensions"] = {
         name: str(ROOT / folder) for name, folder in sphinx["local_extensions"].items()
     }
-    sphinx["config"]["student_edition"] = True
-
+    if cache is not None:
+        config["execute"]["execute_notebooks"] = "cache"
+        config["execute"]["cache"] = str(cache)
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    for part in toc.get("parts", []):
-        part["chapters"] = [
-            entry for entry in part["chapters"] if not entry["file"].startswith("solutions/")
-        ]
+    if student:
+        config["title"] = f"{config['title']} (student edition)"
+        sphinx["config"]["student_edition"] = True
+        for part in toc.get("parts", []):
+            part["chapters"] = [
+                entry for entry in part["chapters"] if not entry["file"].startswith("solutions/")
+            ]
 
     source = output / "source"
     source.mkdir(parents=True, exist_ok=True)
@@ -63,13 +76,19 @@ def write_sources(output: Path = OUTPUT) -> tuple[Path, Path]:
     return config_path, toc_path
 
 
+def command(output: Path = OUTPUT, *, student: bool = True, cache: Path | None = None) -> list:
+    """The strict ``jupyter-book build`` command of an edition (its sources written first)."""
+    config_path, toc_path = write_sources(output, student=student, cache=cache)
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    return [
+        *(str(jupyter_book), "build", str(ROOT), "--config", str(config_path)),
+        *("--toc", str(toc_path), "--path-output", str(output), "-W", "-n", "--keep-going"),
+    ]
+
+
 def build(output: Path = OUTPUT, *extra: str) -> int:
     """Build the student edition with warnings as errors; return jupyter-book's exit status."""
-    config_path, toc_path = write_sources(output)
-    jupyter_book = Path(sys.executable).with_name("jupyter-book")
-    command = [str(jupyter_book), "build", str(ROOT), "--config", str(config_path)]
-    command += ["--toc", str(toc_path), "--path-output", str(output), "-W", "-n", "--keep-going"]
-    return subprocess.run([*command, *extra], check=False).returncode
+    return subprocess.run([*command(output), *extra], check=False).returncode
 
 
 if __name__ == "__main__":

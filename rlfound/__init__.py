@@ -3,34 +3,44 @@
 Small, pure NumPy/SciPy functions for the mathematics of reinforcement learning, one module
 per topic in the order the book teaches it:
 
-- :mod:`rlfound.returns`: discounted returns, also across episode boundaries.
+- :mod:`rlfound.returns`: discounted returns and the backward scan, also for streams that
+  pack several episodes with terminations and time-limit truncations.
+- :mod:`rlfound.distributions`: softmax, log-softmax and the categorical score e_a - π.
 - :mod:`rlfound.mdp`: exact policy evaluation with the Bellman equation; V, Q and A of
-  tabular MDPs; sampled and enumerated episodes; POMDP beliefs.
+  tabular MDPs.
+- :mod:`rlfound.bandits`: the bandit objective, its exact gradient, REINFORCE on a bandit.
+- :mod:`rlfound.importance`: importance sampling and effective sample size.
+- :mod:`rlfound.advantages`: TD errors, k-step advantages and GAE, also for packed streams.
 - :mod:`rlfound.tokens`: token sequences as actions: sequence log-probabilities, parser
   marginals, negative log-likelihood, turn-to-token expansion.
-- :mod:`rlfound.policy_gradient`: softmax policies, score functions, REINFORCE on a bandit
-  and on tabular MDPs, exact expectations of group estimators.
-- :mod:`rlfound.groups`: leave-one-out and group-normalised advantages.
-- :mod:`rlfound.importance`: importance sampling and effective sample size.
-- :mod:`rlfound.advantages`: TD errors, k-step advantages and GAE, also across episode
-  boundaries with terminations and time-limit truncations.
+- :mod:`rlfound.pomdp`: beliefs over hidden states, by the Bayes filter and by enumeration.
+- :mod:`rlfound.episodes`: episodes of a tabular MDP, sampled or enumerated exactly.
+- :mod:`rlfound.policy_gradient`: trajectory log-probabilities and scores, the exact
+  expected return, REINFORCE from episodes.
+- :mod:`rlfound.groups`: leave-one-out and group-normalized advantages, and the exact
+  expectation of a group estimator.
 - :mod:`rlfound.gradcheck`: finite-difference gradient checks.
 
-Conventions: arrays are float64; time is the last axis and leading axes are a batch;
-``values`` has one more entry than ``rewards`` along time (the bootstrap value). Every public
-function validates its input and raises ``ValueError`` whose message starts with the name of
-the offending argument.
+Conventions: arrays are float64 and scalars Python floats; time is the last axis and leading
+axes are a batch; ``values`` has one more entry than ``rewards`` along time (the bootstrap
+value); masks accept bool or 0/1; randomness comes only from an ``rng`` argument (a
+``numpy.random.Generator`` or an int seed). Every public function validates its input and
+raises ``ValueError`` whose message starts with the name of the offending argument.
 
 Import the modules, not the functions, e.g. ``from rlfound import advantages``.
 """
 
 from rlfound import (
     advantages,
+    bandits,
+    distributions,
+    episodes,
     gradcheck,
     groups,
     importance,
     mdp,
     policy_gradient,
+    pomdp,
     returns,
     tokens,
 )
@@ -40,11 +50,15 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__",
     "advantages",
+    "bandits",
+    "distributions",
+    "episodes",
     "gradcheck",
     "groups",
     "importance",
     "mdp",
     "policy_gradient",
+    "pomdp",
     "returns",
     "tokens",
 ]

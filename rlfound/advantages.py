@@ -5,9 +5,9 @@ shape (..., T + 1), time on the last axis and any leading axes a batch. ``values
 V(s_t) and the extra last entry ``values[..., T]`` is the bootstrap value V(s_T) of the state
 reached after the last reward (0 if the episode truly terminated there).
 
-:func:`batched_gae` is the exception: it handles a batch holding several episodes back to back
-along time, so it takes ``values`` and ``next_values`` of the same shape as ``rewards`` and the
-masks ``terminated`` and ``truncated`` that say where the episodes end.
+:func:`packed_gae` is the exception: it handles a stream that packs several episodes back to
+back along time, so it takes ``values`` and ``next_values`` of the same shape as ``rewards`` and
+the masks ``terminated`` and ``truncated`` that say where the episodes end.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from rlfound._validation import (
     check_unit_interval,
     check_values_for_rewards,
 )
+from rlfound.returns import discounted_cumsum
 
-__all__ = ["batched_gae", "gae_explicit", "gae_recursive", "k_step_advantages", "td_errors"]
+__all__ = ["gae_explicit", "gae_recursive", "k_step_advantages", "packed_gae", "td_errors"]
 
 
 def td_errors(rewards: ArrayLike, values: ArrayLike, gamma: float) -> np.ndarray:
@@ -141,8 +142,9 @@ def gae_recursive(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: floa
 
         A_t = δ_t + γ λ A_{t+1},    A_T = 0,
 
-    with δ_t the TD errors. One pass from the end of the trajectory, linear in T; this is
-    how GAE is computed in practice. λ = 0 gives the TD errors and λ = 1 the discounted
+    with δ_t the TD errors: the backward scan :func:`rlfound.returns.discounted_cumsum` of
+    the TD errors with factor γλ. One pass from the end of the trajectory, linear in T; this
+    is how GAE is computed in practice. λ = 0 gives the TD errors and λ = 1 the discounted
     return (bootstrapped at T) minus V(s_t).
 
     Book: equation (eq-gae-recursion), chapter 1.
@@ -183,12 +185,7 @@ def gae_recursive(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: floa
     lam = check_unit_interval(lam, "lam")
 
     deltas = td_errors(rewards, values, gamma)
-    advantages = np.zeros_like(deltas)
-    future = np.zeros(deltas.shape[:-1])  # A_T = 0: no TD errors after the last step
-    for t in reversed(range(deltas.shape[-1])):
-        future = deltas[..., t] + gamma * lam * future
-        advantages[..., t] = future
-    return advantages
+    return discounted_cumsum(deltas, gamma * lam)  # A_t = δ_t + γλ A_{t+1}, A_T = 0
 
 
 def gae_explicit(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float) -> np.ndarray:
@@ -245,7 +242,7 @@ def gae_explicit(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float
     return deltas @ weights.T
 
 
-def batched_gae(
+def packed_gae(
     rewards: ArrayLike,
     values: ArrayLike,
     next_values: ArrayLike,
@@ -254,12 +251,12 @@ def batched_gae(
     gamma: float,
     lam: float,
 ) -> np.ndarray:
-    """GAE over a batch that holds several episodes back to back, with timeouts handled.
+    """GAE over a stream that packs several episodes back to back, with timeouts handled.
 
         δ_t = r_t + γ (1 - terminated_t) V_next,t - V(s_t),
         A_t = δ_t + γ λ (1 - done_t) A_{t+1},    done_t = terminated_t or truncated_t,
 
-    and the chain also stops at the end of the array. The two ways an episode can end are
+    and the chain also stops at the end of the stream. The two ways an episode can end are
     different mathematics. A true terminal state is worth 0, so the step never bootstraps.
     A truncation by a time limit (or the collector stopping at the array end) leaves a state
     with a future, so the step bootstraps from ``next_values[..., t]``, the value of the
@@ -267,8 +264,8 @@ def batched_gae(
     episode. Marking a timeout as terminal silently drops the γ V terms of that future.
 
     Within an episode ``next_values[..., t]`` should equal ``values[..., t + 1]``; then
-    ``batched_gae(..., lam=1) + values`` equals
-    :func:`rlfound.returns.batched_discounted_returns` with the same ``next_values``, and
+    ``packed_gae(..., lam=1) + values`` equals
+    :func:`rlfound.returns.packed_discounted_returns` with the same ``next_values``, and
     each episode segment agrees with :func:`gae_recursive` bootstrapped from the segment's
     last ``next_values`` (or 0 if it terminated).
 
@@ -283,9 +280,9 @@ def batched_gae(
     next_values : array_like, shape (..., T)
         V of the state each step reached; at a truncated step, the value of the cut
         episode's final observation. Ignored at terminated steps.
-    terminated : array_like of bool, shape (..., T)
+    terminated : array_like of bool or 0/1, shape (..., T)
         True where step t entered a true terminal state.
-    truncated : array_like of bool, shape (..., T)
+    truncated : array_like of bool or 0/1, shape (..., T)
         True where the episode was cut by a time limit after step t.
     gamma : float
         Discount factor γ in [0, 1].
@@ -317,11 +314,11 @@ def batched_gae(
     One step that ends: terminated it earns only its reward; truncated it also earns the
     discounted value of the state it reached.
 
-    >>> batched_gae([1.0], values=[0.5], next_values=[2.0], terminated=[True],
-    ...             truncated=[False], gamma=0.9, lam=0.95)
+    >>> packed_gae([1.0], values=[0.5], next_values=[2.0], terminated=[True],
+    ...            truncated=[False], gamma=0.9, lam=0.95)
     array([0.5])
-    >>> batched_gae([1.0], values=[0.5], next_values=[2.0], terminated=[False],
-    ...             truncated=[True], gamma=0.9, lam=0.95)
+    >>> packed_gae([1.0], values=[0.5], next_values=[2.0], terminated=[False],
+    ...            truncated=[True], gamma=0.9, lam=0.95)
     array([2.3])
     """
     rewards = as_float_array(rewards, "rewards", min_ndim=1)
@@ -333,11 +330,6 @@ def batched_gae(
 
     # A true terminal state has no future value; every other step bootstraps.
     deltas = rewards + gamma * np.where(terminated, 0.0, next_values) - values
+    # At an episode boundary the next entry belongs to another episode: cut the λ-chain.
     done = terminated | truncated
-    advantages = np.zeros_like(deltas)
-    future = np.zeros(deltas.shape[:-1])  # the chain is cut at the end of the array
-    for t in reversed(range(deltas.shape[-1])):
-        # At an episode boundary the next entry belongs to another episode: cut the chain.
-        future = deltas[..., t] + gamma * lam * np.where(done[..., t], 0.0, future)
-        advantages[..., t] = future
-    return advantages
+    return discounted_cumsum(deltas, gamma * lam * ~done)

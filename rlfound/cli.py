@@ -7,11 +7,13 @@
     rlfound check FILE [--exercise ID]              run the public checks (students)
     rlfound grade EXERCISE SUBMISSION... --out DIR  grade a class (instructors)
     rlfound gradescope EXERCISE -o autograder.zip   build a Gradescope autograder
+    rlfound verify SPEC_OR_ID                       check an exercise specification
 
 Every subcommand accepts ``--exercises DIR`` (repeatable) to add an instructor's own
 exercise specifications. Exit status: 0 on success (``grade`` returns 0 whenever the batch was
-graded, whatever the scores), 1 when ``check`` finds a failing check or the grader itself
-failed (its worker could not start), 2 for bad arguments.
+graded, whatever the scores), 1 when ``check`` finds a failing check, ``verify`` finds a
+problem in the specification, or the grader itself failed (its worker could not start), 2 for
+bad arguments.
 """
 
 from __future__ import annotations
@@ -136,6 +138,25 @@ def build_parser() -> argparse.ArgumentParser:
     gradescope.add_argument("-o", "--output", metavar="FILE", default="autograder.zip")
     gradescope.add_argument("--seed", type=_seed, default=0, metavar="S")
     gradescope.add_argument("--timeout", type=_positive_float, default=10.0, metavar="SECONDS")
+
+    verify = commands.add_parser(
+        "verify",
+        parents=[common, sandbox],
+        help="check a specification: reference full marks, starter zero, signatures, "
+        "reproducible inputs",
+    )
+    verify.add_argument(
+        "spec",
+        metavar="SPEC_OR_ID",
+        help="a specification file (.py) or an exercise id",
+    )
+    verify.add_argument(
+        "--seed",
+        type=_seed,
+        default=0,
+        metavar="S",
+        help="grading seed of the graded-only checks (default: 0)",
+    )
     return parser
 
 
@@ -172,7 +193,8 @@ def _list(exercises) -> int:
 
 
 def _starter(parser, args, exercise) -> int:
-    from rlfound.grading import report, starter
+    from rlfound.grading import starter
+    from rlfound.grading.atomic import write_atomic
 
     text = starter.starter_notebook(exercise) if args.notebook else starter.starter_source(exercise)
     if args.output == "-":
@@ -182,7 +204,7 @@ def _starter(parser, args, exercise) -> int:
     output = Path(args.output or exercise.id.replace("-", "_") + suffix)
     if output.exists() and not args.force:
         parser.error(f"argument -o/--output: {output} exists; pass --force to overwrite it")
-    report.write_atomic(output, text)
+    write_atomic(output, text)
     print(f"wrote {output}; check it with: rlfound check {output}", file=sys.stderr)
     return 0
 
@@ -221,7 +243,8 @@ def _check(parser, args, exercises) -> int:
 
 
 def _grade(parser, args, exercise) -> int:
-    from rlfound.grading.grader import Grader, grade_batch
+    from rlfound.grading.batch import grade_batch
+    from rlfound.grading.grader import Grader
     from rlfound.grading.sandbox import Limits
 
     grader = Grader(exercise, seed=args.seed, mode=args.mode, limits=Limits(timeout=args.timeout))
@@ -245,6 +268,27 @@ def _grade(parser, args, exercise) -> int:
     return 0
 
 
+def _verify(parser, args, exercises) -> int:
+    from rlfound.grading import verify
+    from rlfound.grading.sandbox import Limits, resolve_mode
+
+    try:
+        mode = resolve_mode(args.mode)
+    except ValueError as error:
+        parser.error(f"argument --mode: {error}")
+    options = {"seed": args.seed, "mode": mode, "limits": Limits(timeout=args.timeout)}
+    path = Path(args.spec)
+    if path.is_file():
+        verification = verify.verify_file(path, **options)
+    else:
+        if args.spec not in exercises and (path.suffix == ".py" or len(path.parts) > 1):
+            parser.error(f"argument SPEC_OR_ID: no such specification file: {path}")
+        exercise = _exercise(parser, exercises, args.spec, "SPEC_OR_ID")
+        verification = verify.verify(exercise, **options)
+    print(verification.report(), end="")
+    return 0 if verification.ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``rlfound`` command; return its exit status."""
     parser = build_parser()
@@ -260,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "check":
             return _check(parser, args, exercises)
+        if args.command == "verify":
+            return _verify(parser, args, exercises)
         exercise = _exercise(parser, exercises, args.exercise, "EXERCISE")
         if args.command == "starter":
             return _starter(parser, args, exercise)

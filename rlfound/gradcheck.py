@@ -1,7 +1,7 @@
 """Finite-difference gradient checks.
 
 Used by the tests, the chapters and the grader to confirm that an analytic gradient (for
-example :func:`rlfound.policy_gradient.exact_bandit_gradient`) matches the derivative of
+example :func:`rlfound.bandits.exact_bandit_gradient`) matches the derivative of
 the function it claims to differentiate.
 """
 
@@ -13,7 +13,13 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from rlfound._validation import as_float_array, check_nonnegative_real, check_positive_real
+from rlfound._validation import (
+    as_float_array,
+    check_callable,
+    check_nonnegative_real,
+    check_positive_real,
+    check_shape,
+)
 
 __all__ = ["GradientCheck", "check_gradient", "numerical_gradient", "relative_error"]
 
@@ -99,8 +105,7 @@ def numerical_gradient(
     >>> numerical_gradient(lambda x: np.sum(x**2), [1.0, -2.0])
     array([ 2., -4.])
     """
-    if not callable(f):
-        raise ValueError(f"f must be callable; got {f!r}")
+    f = check_callable(f, "f")
     x = as_float_array(x, "x")
     eps = check_positive_real(eps, "eps")
 
@@ -145,8 +150,7 @@ def relative_error(a: ArrayLike, b: ArrayLike, floor: float = 1e-8) -> np.ndarra
     """
     a = as_float_array(a, "a")
     b = as_float_array(b, "b")
-    if b.shape != a.shape:
-        raise ValueError(f"b must have the same shape as a, {a.shape}; got shape {b.shape}")
+    check_shape(b, "b", a.shape, "the shape of a")
     floor = check_positive_real(floor, "floor")
 
     return np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), floor)
@@ -212,8 +216,7 @@ def check_gradient(
     rtol = check_nonnegative_real(rtol, "rtol")
     atol = check_nonnegative_real(atol, "atol")
     analytic = as_float_array(grad(x.copy()) if callable(grad) else grad, "grad")
-    if analytic.shape != x.shape:
-        raise ValueError(f"grad must have the shape of x, {x.shape}; got shape {analytic.shape}")
+    check_shape(analytic, "grad", x.shape, "the shape of x")
 
     numerical = numerical_gradient(f, x, eps)
     abs_error = np.abs(analytic - numerical)

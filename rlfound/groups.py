@@ -1,7 +1,7 @@
 """Group baselines: advantages computed from several samples of the same prompt or task.
 
-A group is G responses sampled independently for one prompt; their rewards R_1, ..., R_G lie
-on the last axis of ``rewards`` (shape (..., G)), and any leading axes index independent
+A group is N responses sampled independently for one prompt; their rewards R_1, ..., R_N lie
+on the last axis of ``rewards`` (shape (..., N)), and any leading axes index independent
 groups. The other members of a group give a baseline without a learned critic. Whether that
 baseline leaves the policy gradient unbiased depends on the details: a baseline built from
 the *other* members is independent of sample i, one that includes R_i is not.
@@ -9,29 +9,33 @@ the *other* members is independent of sample i, one that includes R_i is not.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-from rlfound._validation import as_float_array, check_nonnegative_int, check_nonnegative_real
+from rlfound._validation import (
+    as_float_array,
+    check_bool,
+    check_callable,
+    check_enumeration_size,
+    check_last_axis,
+    check_logits,
+    check_nonnegative_int,
+    check_nonnegative_real,
+    check_positive_int,
+    check_shape,
+)
+from rlfound.distributions import categorical_score, softmax
 
-__all__ = ["group_normalized_advantages", "leave_one_out_advantages"]
-
-
-def _check_group_rewards(rewards: ArrayLike, minimum: int, why: str) -> np.ndarray:
-    """Rewards of shape (..., G) with G >= minimum."""
-    rewards = as_float_array(rewards, "rewards", min_ndim=1)
-    if rewards.shape[-1] < minimum:
-        raise ValueError(
-            f"rewards must have at least {minimum} entries along the last axis (the group) "
-            f"{why}; got shape {rewards.shape}"
-        )
-    return rewards
+__all__ = ["enumerate_group_gradient", "group_normalized_advantages", "leave_one_out_advantages"]
 
 
 def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
     """Leave-one-out (RLOO) advantages: each reward minus the mean of the others in its group.
 
-        A_i = R_i - (1 / (G - 1)) Σ_{k≠i} R_k = (G / (G - 1)) (R_i - mean(R)).
+        A_i = R_i - (1 / (N - 1)) Σ_{k≠i} R_k = (N / (N - 1)) (R_i - mean(R)).
 
     The baseline of sample i uses only the other samples, which are independent of a_i, so
     E[A_i ∇ log π(a_i)] is exactly the policy gradient: the baseline costs no bias.
@@ -40,12 +44,12 @@ def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
 
     Parameters
     ----------
-    rewards : array_like, shape (..., G)
-        Rewards of each group on the last axis; G >= 2.
+    rewards : array_like, shape (..., N)
+        Rewards of each group on the last axis; N >= 2.
 
     Returns
     -------
-    numpy.ndarray, shape (..., G)
+    numpy.ndarray, shape (..., N)
         The advantages A_i; they sum to 0 within each group.
 
     Raises
@@ -66,7 +70,9 @@ def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
     >>> leave_one_out_advantages([1.0, 0.0, 0.0, 1.0])
     array([ 0.66666667, -0.66666667, -0.66666667,  0.66666667])
     """
-    rewards = _check_group_rewards(rewards, 2, "(a leave-one-out mean needs another member)")
+    rewards = as_float_array(rewards, "rewards", min_ndim=1)
+    check_last_axis(rewards, "rewards", 2, "members per group on the last axis")
+
     size = rewards.shape[-1]
     others_mean = (rewards.sum(axis=-1, keepdims=True) - rewards) / (size - 1)
     return rewards - others_mean
@@ -75,20 +81,20 @@ def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
 def group_normalized_advantages(
     rewards: ArrayLike, eps: float = 1e-6, ddof: int = 0, include_self: bool = True
 ) -> np.ndarray:
-    """Group-normalised (GRPO-style) advantages: rewards standardised within their group.
+    """Group-normalized (GRPO-style) advantages: rewards standardized within their group.
 
         A_i = (R_i - mean) / (std + eps),
 
     with mean and std (``ddof`` degrees of freedom removed) taken over the whole group when
-    ``include_self`` is True, or over the other G - 1 members when it is False. The result is
+    ``include_self`` is True, or over the other N - 1 members when it is False. The result is
     unchanged by adding a constant to a group's rewards or by scaling them by a positive
     factor (up to ``eps``), and a group whose rewards are all equal gets exactly 0: it
     carries no learning signal.
 
     Both statistics depend on the samples, so unlike :func:`leave_one_out_advantages` this
-    estimator is biased for the policy gradient at finite G; the division by the std also
+    estimator is biased for the policy gradient at finite N; the division by the std also
     reweights groups (easy and hard prompts with small reward spread count more).
-    Shao et al. (2024) introduced the normalisation in GRPO; Liu et al. (2025, "Dr. GRPO")
+    Shao et al. (2024) introduced the normalization in GRPO; Liu et al. (2025, "Dr. GRPO")
     drop the division by the std and keep only R_i - mean. Implementations differ in the
     std estimator: ``torch.Tensor.std``, which PyTorch code often calls, defaults to the
     unbiased ddof = 1, NumPy to ddof = 0.
@@ -97,7 +103,7 @@ def group_normalized_advantages(
 
     Parameters
     ----------
-    rewards : array_like, shape (..., G)
+    rewards : array_like, shape (..., N)
         Rewards of each group on the last axis.
     eps : float, optional
         Non-negative constant added to the std; it keeps the division finite. With
@@ -105,21 +111,21 @@ def group_normalized_advantages(
         a sample whose other members are all equal to each other and not to it has no
         finite advantage, which raises).
     ddof : int, optional
-        Delta degrees of freedom of the std: divisor n - ddof, where n = G (or G - 1 when
+        Delta degrees of freedom of the std: divisor n - ddof, where n = N (or N - 1 when
         ``include_self`` is False); must be < n.
     include_self : bool, optional
         Whether R_i enters the mean and std used for sample i.
 
     Returns
     -------
-    numpy.ndarray, shape (..., G)
+    numpy.ndarray, shape (..., N)
         The advantages.
 
     Raises
     ------
     ValueError
-        If ``rewards`` is a scalar or non-finite, or has too few members per group (G >= 1,
-        or G >= 2 without self); ``eps`` is negative or not finite, or 0 where a std is 0
+        If ``rewards`` is a scalar or non-finite, or has too few members per group (N >= 1,
+        or N >= 2 without self); ``eps`` is negative or not finite, or 0 where a std is 0
         and the advantage would be infinite; ``ddof`` is not a
         non-negative integer below the number of members used; or ``include_self`` is not
         a bool.
@@ -140,12 +146,12 @@ def group_normalized_advantages(
     array([[ 0.,  0.],
            [-1.,  1.]])
     """
-    if not isinstance(include_self, (bool, np.bool_)):
-        raise ValueError(f"include_self must be True or False; got {include_self!r}")
-    minimum = 1 if include_self else 2
-    rewards = _check_group_rewards(
-        rewards, minimum, "" if include_self else "(include_self=False needs another member)"
-    )
+    include_self = check_bool(include_self, "include_self")
+    rewards = as_float_array(rewards, "rewards", min_ndim=1)
+    if include_self:
+        check_last_axis(rewards, "rewards", 1, "member per group on the last axis")
+    else:
+        check_last_axis(rewards, "rewards", 2, "members per group to leave one out")
     eps = check_nonnegative_real(eps, "eps")
     ddof = check_nonnegative_int(ddof, "ddof")
     size = rewards.shape[-1]
@@ -158,8 +164,8 @@ def group_normalized_advantages(
 
     if include_self:
         mean = rewards.mean(axis=-1, keepdims=True)
-        centred_sq = ((rewards - mean) ** 2).sum(axis=-1, keepdims=True)
-        variance = centred_sq / (members - ddof)
+        centered_sq = ((rewards - mean) ** 2).sum(axis=-1, keepdims=True)
+        variance = centered_sq / (members - ddof)
     else:
         total = rewards.sum(axis=-1, keepdims=True)
         mean = (total - rewards) / members
@@ -172,17 +178,118 @@ def group_normalized_advantages(
             axis=-1,
         )
         variance = others_sq / (members - ddof)
-    centred = rewards - mean
+    centered = rewards - mean
     # A group of equal rewards must give exact zeros; rounding in the mean would otherwise
     # leave residues of order 1e-17 that eps = 0 would blow up.
     constant = np.all(rewards == rewards[..., :1], axis=-1, keepdims=True)
-    centred = np.where(constant, 0.0, centred)
+    centered = np.where(constant, 0.0, centered)
     scale = np.sqrt(variance) + eps
-    undefined = (scale == 0.0) & (centred != 0.0)
+    undefined = (scale == 0.0) & (centered != 0.0)
     if undefined.any():
         index = tuple(int(i) for i in np.argwhere(undefined)[0])
         raise ValueError(
             "eps must be > 0 when a std is 0 (or underflows to 0) although the sample differs "
             f"from the mean: its advantage would be infinite; got eps = 0.0 at index {index}"
         )
-    return np.divide(centred, scale, out=np.zeros_like(centred), where=centred != 0.0)
+    return np.divide(centered, scale, out=np.zeros_like(centered), where=centered != 0.0)
+
+
+def enumerate_group_gradient(
+    logits: ArrayLike,
+    action_rewards: ArrayLike,
+    group_size: int,
+    advantage_fn: Callable[[np.ndarray], ArrayLike],
+) -> np.ndarray:
+    """Exact expectation of a group policy-gradient estimator on a bandit, by enumeration.
+
+    A group of N actions a_1, ..., a_N is drawn independently from π_θ, each earns the
+    deterministic reward q(a_i), the rewards are turned into advantages
+    A = advantage_fn(q(a_1), ..., q(a_N)), and the estimator is
+
+        ĝ = (1/N) Σ_i A_i (e_{a_i} - π_θ).
+
+    Its expectation Σ_{(a_1..a_N)} Π_i π(a_i) ĝ is summed over all K^N tuples, with no
+    sampling error, so a finite-sample baseline's bias is measured exactly: compare with
+    :func:`rlfound.bandits.exact_bandit_gradient`. A leave-one-out baseline is unbiased; a
+    group mean that includes the sample itself scales the gradient by (N - 1)/N.
+
+    Book: equation (eq-loo-baseline), chapter 3.
+
+    Parameters
+    ----------
+    logits : array_like, shape (K,)
+        Logits θ of the bandit policy.
+    action_rewards : array_like, shape (K,)
+        Deterministic reward q(a) of each action.
+    group_size : int
+        Group size N >= 1.
+    advantage_fn : callable
+        Maps the rewards of one group, a float64 array of shape (N,), to advantages of
+        shape (N,), e.g. :func:`rlfound.groups.leave_one_out_advantages`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (K,)
+        E[ĝ].
+
+    Raises
+    ------
+    ValueError
+        If ``logits`` and ``action_rewards`` are not finite 1-D arrays of equal length,
+        ``group_size`` is not a positive integer or K^N exceeds one million (naming
+        ``group_size``), or ``advantage_fn`` is not callable or returns something other
+        than N finite numbers.
+
+    References
+    ----------
+    W. Kool, H. van Hoof and M. Welling, "Buy 4 REINFORCE samples, get a baseline for free!",
+    ICLR Workshop, 2019.
+    A. Ahmadian, C. Cremer, M. Gallé, M. Fadaee, J. Kreutzer, O. Pietquin, A. Üstün and
+    S. Hooker, "Back to basics: revisiting REINFORCE-style optimization for learning from
+    human feedback in LLMs", ACL, 2024.
+
+    Examples
+    --------
+    >>> def centered(rewards):
+    ...     return rewards - rewards.mean()
+    >>> enumerate_group_gradient([0.0, 0.0], [1.0, 3.0], group_size=2, advantage_fn=centered)
+    array([-0.25,  0.25])
+    >>> from rlfound.bandits import exact_bandit_gradient
+    >>> exact_bandit_gradient([0.0, 0.0], [1.0, 3.0])  # twice as large: (N - 1)/N = 1/2
+    array([-0.5,  0.5])
+    """
+    logits = check_logits(logits, ndim=1)
+    action_rewards = as_float_array(action_rewards, "action_rewards", ndim=1)
+    check_shape(action_rewards, "action_rewards", logits.shape, "one entry per action")
+    group_size = check_positive_int(group_size, "group_size")
+    count = len(logits) ** group_size
+    check_enumeration_size(count, "group_size", f"K**N = {len(logits)}**{group_size} = {count}")
+    advantage_fn = check_callable(advantage_fn, "advantage_fn")
+
+    probs = softmax(logits)
+    expectation = np.zeros(len(logits))
+    for group in itertools.product(range(len(logits)), repeat=group_size):
+        group = np.array(group)
+        advantages = _call_advantage_fn(advantage_fn, action_rewards[group].copy(), group_size)
+        estimate = advantages @ categorical_score(logits, group) / group_size
+        expectation += np.prod(probs[group]) * estimate  # Pr(a_1, ..., a_N) = Π_i π(a_i)
+    return expectation
+
+
+def _call_advantage_fn(
+    advantage_fn: Callable[[np.ndarray], ArrayLike], rewards: np.ndarray, group_size: int
+) -> np.ndarray:
+    """advantage_fn(rewards), checked to be N finite numbers."""
+    try:
+        advantages = np.asarray(advantage_fn(rewards), dtype=np.float64)
+    except Exception as error:  # a broken callable, whatever it raised, is a bad argument
+        raise ValueError(
+            f"advantage_fn must map rewards of shape ({group_size},) to {group_size} numbers; "
+            f"it raised {error!r}"
+        ) from error
+    if advantages.shape != (group_size,) or not np.all(np.isfinite(advantages)):
+        raise ValueError(
+            f"advantage_fn must return {group_size} finite numbers, shape ({group_size},); "
+            f"got {advantages!r} for rewards {rewards!r}"
+        )
+    return advantages

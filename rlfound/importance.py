@@ -1,6 +1,6 @@
 """Importance sampling: estimating a target policy's value from actions logged by another.
 
-Actions a_1, ..., a_N were drawn from a behaviour policy μ over K actions; we want the
+Actions a_1, ..., a_N were drawn from a behavior policy μ over K actions; we want the
 expected reward under a target policy π. Reweighting each sample by ρ_i = π(a_i) / μ(a_i)
 turns an average under μ into an average under π,
 
@@ -14,7 +14,15 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from rlfound._validation import as_float_array, check_actions, check_distribution
+from rlfound._validation import (
+    as_float_array,
+    check_distribution,
+    check_indices,
+    check_last_axis,
+    check_shape,
+    check_support,
+    check_weights,
+)
 
 __all__ = [
     "effective_sample_size",
@@ -35,25 +43,15 @@ def _check_policies(
     behavior_probs = check_distribution(
         as_float_array(behavior_probs, "behavior_probs", ndim=1), "behavior_probs"
     )
-    if behavior_probs.shape != target_probs.shape:
-        raise ValueError(
-            f"behavior_probs must cover the same actions as target_probs, shape "
-            f"{target_probs.shape}; got shape {behavior_probs.shape}"
-        )
+    check_shape(behavior_probs, "behavior_probs", target_probs.shape, "the actions of target_probs")
     return target_probs, behavior_probs
 
 
-def _check_logged_rewards(rewards: ArrayLike, num_logged: int) -> np.ndarray:
-    """One finite reward per logged action, and at least one action."""
-    if num_logged == 0:
-        raise ValueError("actions must contain at least one logged action; got shape (0,)")
+def _check_logged_rewards(rewards: ArrayLike, ratios: np.ndarray) -> np.ndarray:
+    """At least one logged action, and one finite reward for each."""
+    check_last_axis(ratios, "actions", 1, "logged action")
     rewards = as_float_array(rewards, "rewards", ndim=1)
-    if rewards.shape != (num_logged,):
-        raise ValueError(
-            f"rewards must have one entry per logged action, shape ({num_logged},); "
-            f"got shape {rewards.shape}"
-        )
-    return rewards
+    return check_shape(rewards, "rewards", ratios.shape, "one entry per logged action")
 
 
 def importance_ratios(
@@ -71,11 +69,11 @@ def importance_ratios(
     Parameters
     ----------
     actions : array_like of int, shape (N,)
-        Logged actions a_i in [0, K), drawn from the behaviour policy.
+        Logged actions a_i in [0, K), drawn from the behavior policy.
     target_probs : array_like, shape (K,)
         Target policy π, a probability vector.
     behavior_probs : array_like, shape (K,)
-        Behaviour policy μ that logged the actions, a probability vector.
+        Behavior policy μ that logged the actions, a probability vector.
 
     Returns
     -------
@@ -86,7 +84,7 @@ def importance_ratios(
     ------
     ValueError
         If either policy is not a 1-D probability vector or they differ in length, an action
-        is not an integer in [0, K), or a logged action has behaviour probability 0.
+        is not an integer in [0, K), or a logged action has behavior probability 0.
 
     References
     ----------
@@ -100,14 +98,9 @@ def importance_ratios(
     array([0.3125, 3.75  , 3.75  ])
     """
     target_probs, behavior_probs = _check_policies(target_probs, behavior_probs)
-    actions = check_actions(actions, "actions", len(target_probs), ndim=1)
-    unsupported = behavior_probs[actions] == 0.0
-    if unsupported.any():
-        i = int(np.flatnonzero(unsupported)[0])
-        raise ValueError(
-            "behavior_probs must be positive for every logged action (support condition); "
-            f"got μ({actions[i]}) = 0 for the action at index {i}"
-        )
+    actions = check_indices(actions, "actions", len(target_probs), ndim=1)
+    logged = np.isin(np.arange(len(behavior_probs)), actions)
+    check_support(behavior_probs, "behavior_probs", "for every logged action", logged)
 
     return target_probs[actions] / behavior_probs[actions]
 
@@ -133,7 +126,7 @@ def off_policy_value(
     target_probs : array_like, shape (K,)
         Target policy π.
     behavior_probs : array_like, shape (K,)
-        Behaviour policy μ.
+        Behavior policy μ.
 
     Returns
     -------
@@ -160,7 +153,7 @@ def off_policy_value(
     2.5
     """
     ratios = importance_ratios(actions, target_probs, behavior_probs)
-    rewards = _check_logged_rewards(rewards, len(ratios))
+    rewards = _check_logged_rewards(rewards, ratios)
 
     return float(np.mean(ratios * rewards))
 
@@ -168,11 +161,11 @@ def off_policy_value(
 def weighted_off_policy_value(
     actions: ArrayLike, rewards: ArrayLike, target_probs: ArrayLike, behavior_probs: ArrayLike
 ) -> float:
-    """Self-normalised (weighted) importance-sampling estimate of the target's value.
+    """Self-normalized (weighted) importance-sampling estimate of the target's value.
 
         V̂_WIS = Σ_i ρ_i r_i / Σ_i ρ_i.
 
-    Dividing by the realised sum of the ratios instead of N makes the estimate a convex
+    Dividing by the realized sum of the ratios instead of N makes the estimate a convex
     combination of the observed rewards: slightly biased for finite N, consistent, and
     usually far less variable than :func:`off_policy_value`.
 
@@ -187,7 +180,7 @@ def weighted_off_policy_value(
     target_probs : array_like, shape (K,)
         Target policy π.
     behavior_probs : array_like, shape (K,)
-        Behaviour policy μ.
+        Behavior policy μ.
 
     Returns
     -------
@@ -212,26 +205,26 @@ def weighted_off_policy_value(
     2.714285714285714
     """
     ratios = importance_ratios(actions, target_probs, behavior_probs)
-    rewards = _check_logged_rewards(rewards, len(ratios))
+    rewards = _check_logged_rewards(rewards, ratios)
     if ratios.sum() == 0.0:
         raise ValueError(
             "target_probs must give positive probability to at least one logged action "
-            "for the self-normalised estimate; got 0 for all of them"
+            "for the self-normalized estimate; got 0 for all of them"
         )
 
     return float(np.sum(ratios * rewards) / np.sum(ratios))
 
 
 def importance_sampling_variance(
-    target_probs: ArrayLike, behavior_probs: ArrayLike, rewards: ArrayLike
+    target_probs: ArrayLike, behavior_probs: ArrayLike, action_rewards: ArrayLike
 ) -> float:
-    """Exact variance of the one-sample importance-sampling estimate ρ(a) r(a), a ~ μ.
+    """Exact variance of the one-sample importance-sampling estimate ρ(a) q(a), a ~ μ.
 
-        Var_μ[ρ r] = Σ_a π(a)² r(a)² / μ(a) - (Σ_a π(a) r(a))²,
+        Var_μ[ρ q] = Σ_a π(a)² q(a)² / μ(a) - (Σ_a π(a) q(a))²,
 
     where the first sum runs over actions with μ(a) > 0. The variance of the N-sample
     average :func:`off_policy_value` is this divided by N. The 1/μ(a) factor shows why a
-    behaviour policy that rarely takes an action the target likes makes the estimate noisy.
+    behavior policy that rarely takes an action the target likes makes the estimate noisy.
 
     Book: equation (eq-importance), chapter 1.
 
@@ -240,9 +233,9 @@ def importance_sampling_variance(
     target_probs : array_like, shape (K,)
         Target policy π.
     behavior_probs : array_like, shape (K,)
-        Behaviour policy μ.
-    rewards : array_like, shape (K,)
-        Deterministic reward r(a) of each action.
+        Behavior policy μ.
+    action_rewards : array_like, shape (K,)
+        Deterministic reward q(a) of each action.
 
     Returns
     -------
@@ -252,9 +245,10 @@ def importance_sampling_variance(
     Raises
     ------
     ValueError
-        If the policies are not 1-D probability vectors of equal length, ``rewards`` does
-        not have one finite entry per action, or some action has μ(a) = 0 but
-        π(a) r(a) ≠ 0 (the estimate is then biased, so its variance is beside the point).
+        If the policies are not 1-D probability vectors of equal length,
+        ``action_rewards`` does not have one finite entry per action, or some action has
+        μ(a) = 0 but π(a) q(a) ≠ 0 (the estimate is then biased, so its variance is beside
+        the point).
 
     References
     ----------
@@ -264,30 +258,20 @@ def importance_sampling_variance(
 
     Examples
     --------
-    >>> importance_sampling_variance([0.25, 0.75], [0.8, 0.2], rewards=[1.0, 3.0])
+    >>> importance_sampling_variance([0.25, 0.75], [0.8, 0.2], action_rewards=[1.0, 3.0])
     19.140625
-    >>> importance_sampling_variance([0.25, 0.75], [0.25, 0.75], rewards=[1.0, 3.0])
+    >>> importance_sampling_variance([0.25, 0.75], [0.25, 0.75], action_rewards=[1.0, 3.0])
     0.75
     """
     target_probs, behavior_probs = _check_policies(target_probs, behavior_probs)
-    rewards = as_float_array(rewards, "rewards", ndim=1)
-    if rewards.shape != target_probs.shape:
-        raise ValueError(
-            f"rewards must have one entry per action, shape {target_probs.shape}; "
-            f"got shape {rewards.shape}"
-        )
-    weighted = target_probs * rewards  # π(a) r(a), the integrand of the target value
+    action_rewards = as_float_array(action_rewards, "action_rewards", ndim=1)
+    check_shape(action_rewards, "action_rewards", target_probs.shape, "one entry per action")
+    weighted = target_probs * action_rewards  # π(a) q(a), the integrand of the target value
+    check_support(behavior_probs, "behavior_probs", "wherever π(a) q(a) is non-zero", weighted != 0)
     supported = behavior_probs > 0.0
-    missed = ~supported & (weighted != 0.0)
-    if missed.any():
-        action = int(np.flatnonzero(missed)[0])
-        raise ValueError(
-            "behavior_probs must be positive wherever target_probs * rewards is non-zero "
-            f"(support condition); got μ({action}) = 0"
-        )
 
     second_moment = np.sum(weighted[supported] ** 2 / behavior_probs[supported])
-    # Rounding can leave a tiny negative number when μ = π and r is constant.
+    # Rounding can leave a tiny negative number when μ = π and q is constant.
     return float(max(second_moment - weighted.sum() ** 2, 0.0))
 
 
@@ -329,12 +313,7 @@ def effective_sample_size(weights: ArrayLike) -> float:
     >>> effective_sample_size([0.3125, 3.75, 3.75])
     2.1626
     """
-    weights = as_float_array(weights, "weights", ndim=1)
-    if (weights < 0.0).any():
-        i = int(np.flatnonzero(weights < 0.0)[0])
-        raise ValueError(f"weights must be non-negative; got {float(weights[i])!r} at index ({i},)")
-    if not (weights > 0.0).any():
-        raise ValueError(f"weights must not all be zero; got shape {weights.shape}")
+    weights = check_weights(weights, "weights")
 
     # Scaling by the largest weight leaves the ratio unchanged and keeps w² from overflowing.
     scaled = weights / weights.max()

@@ -3,9 +3,9 @@
 An autoregressive language model is a policy over tokens. A generated sequence
 x = (x_1, ..., x_L) has probability Π_j π(x_j | x_<j), so its log-probability is a sum of
 per-token terms, and everything a trainer does with a sequence (likelihood, ratios, policy
-gradients) is built from the per-token log-probabilities ``token_logprobs[..., j]`` =
+gradients) is built from the per-token log-probabilities ``logprobs[..., j]`` =
 log π(x_j | x_<j). Shapes: ``logits`` (..., L, V) with V the vocabulary size, ``tokens``
-(..., L) integer ids in [0, V); leading axes are a batch.
+(..., L) integer ids in [0, V), ``logprobs`` and ``mask`` (..., L); leading axes are a batch.
 """
 
 from __future__ import annotations
@@ -18,11 +18,20 @@ from scipy import special
 
 from rlfound._validation import (
     as_float_array,
-    check_actions,
-    check_mask,
+    check_bigram_table,
+    check_categories,
+    check_enumeration_size,
+    check_indices,
+    check_leading_shape,
+    check_logits,
+    check_logprobs,
     check_nonnegative_int,
+    check_optional_mask,
     check_positive_int,
+    check_sequence_logprobs,
+    check_shape,
 )
+from rlfound.distributions import categorical_score, log_softmax
 
 __all__ = [
     "bigram_logits",
@@ -35,46 +44,13 @@ __all__ = [
     "token_logprobs",
 ]
 
-#: Largest number of rows :func:`enumerate_sequences` will build.
-MAX_ENUMERATION = 1_000_000
-
-
-def _check_logprobs(token_logprobs: ArrayLike, name: str = "token_logprobs") -> np.ndarray:
-    """Log-probabilities: finite, at least 1-D, and never above 0 (a probability is <= 1)."""
-    logprobs = as_float_array(token_logprobs, name, min_ndim=1)
-    positive = logprobs > 0.0
-    if positive.any():
-        index = tuple(int(i) for i in np.argwhere(positive)[0])
-        raise ValueError(
-            f"{name} must be log-probabilities (<= 0); got {float(logprobs[index])!r} "
-            f"at index {index}"
-        )
-    return logprobs
-
-
-def _check_optional_mask(mask: ArrayLike | None, shape: tuple[int, ...]) -> np.ndarray:
-    """A 0/1 mask of ``shape``; None means every position counts."""
-    if mask is None:
-        return np.ones(shape, dtype=bool)
-    return check_mask(mask, "mask", shape)
-
-
-def _as_token_array(tokens: ArrayLike, vocab_size: int) -> np.ndarray:
-    """Token ids with at least one (time) axis, each in [0, vocab_size)."""
-    tokens = check_actions(tokens, "tokens", vocab_size, kind="token")
-    if tokens.ndim < 1:
-        raise ValueError(
-            f"tokens must have at least 1 dimension (..., L); got shape {tokens.shape}"
-        )
-    return tokens
-
 
 def enumerate_sequences(vocab_size: int, length: int) -> np.ndarray:
     """Every token sequence of a given length, in lexicographic order.
 
     Row i is the base-``vocab_size`` expansion of i, most significant token first, so the
     rows run (0, ..., 0, 0), (0, ..., 0, 1), ..., (V-1, ..., V-1). With a model small
-    enough to enumerate, sums over all sequences (normalisation, parser marginals, exact
+    enough to enumerate, sums over all sequences (normalization, parser marginals, exact
     expectations) become exact finite sums.
 
     Parameters
@@ -113,11 +89,8 @@ def enumerate_sequences(vocab_size: int, length: int) -> np.ndarray:
     vocab_size = check_positive_int(vocab_size, "vocab_size")
     length = check_nonnegative_int(length, "length")
     count = vocab_size**length
-    if count > MAX_ENUMERATION:
-        raise ValueError(
-            f"length must keep vocab_size**length <= {MAX_ENUMERATION}; "
-            f"got {vocab_size}**{length} = {count} sequences"
-        )
+    check_enumeration_size(count, "length", f"V**L = {vocab_size}**{length} = {count} sequences")
+
     rows = itertools.product(range(vocab_size), repeat=length)
     return np.array(list(rows), dtype=np.int64).reshape(count, length)
 
@@ -129,7 +102,7 @@ def token_logprobs(logits: ArrayLike, tokens: ArrayLike) -> np.ndarray:
                                = z_{j, x_j} - logsumexp(z_j).
 
     ``logits[..., j, :]`` must be the model's output *given the prefix* x_<j (the usual
-    shift by one is the caller's job); this function only gathers and normalises.
+    shift by one is the caller's job); this function only gathers and normalizes.
 
     Book: equation (eq-sequence-logprob), chapter 2.
 
@@ -161,22 +134,14 @@ def token_logprobs(logits: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     >>> token_logprobs([[0.0, 0.0], [0.0, np.log(3.0)]], tokens=[0, 1])
     array([-0.69314718, -0.28768207])
     """
-    logits = as_float_array(logits, "logits", min_ndim=2)
-    if logits.shape[-1] == 0:
-        raise ValueError(
-            f"logits must have at least one token in the vocabulary; got shape {logits.shape}"
-        )
-    tokens = check_actions(tokens, "tokens", logits.shape[-1], kind="token")
-    if tokens.shape != logits.shape[:-1]:
-        raise ValueError(
-            f"tokens must have shape logits.shape[:-1] = {logits.shape[:-1]}; "
-            f"got shape {tokens.shape}"
-        )
-    logprobs = special.log_softmax(logits, axis=-1)
-    return np.take_along_axis(logprobs, tokens[..., None], axis=-1)[..., 0]
+    logits = check_logits(logits, min_ndim=2)
+    tokens = check_categories(tokens, "tokens", logits, kind="token")
+
+    all_logprobs = log_softmax(logits)  # log π(v | x_<j) for every v in the vocabulary
+    return np.take_along_axis(all_logprobs, tokens[..., None], axis=-1)[..., 0]
 
 
-def sequence_logprob(token_logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray:
+def sequence_logprob(logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray | float:
     """Log-probability of a sequence: the sum of its (masked) token log-probabilities.
 
         log π(x) = Σ_j m_j log π(x_j | x_<j),
@@ -189,21 +154,21 @@ def sequence_logprob(token_logprobs: ArrayLike, mask: ArrayLike | None = None) -
 
     Parameters
     ----------
-    token_logprobs : array_like, shape (..., L)
-        Per-token log-probabilities (each <= 0).
+    logprobs : array_like, shape (..., L)
+        Per-token log-probabilities log π(x_j | x_<j) (each <= 0).
     mask : array_like of bool or 0/1, shape (..., L), optional
         Positions to include. Default: all.
 
     Returns
     -------
-    numpy.ndarray, shape (...)
-        One log-probability per sequence (a 0-d array for a single sequence).
+    numpy.ndarray, shape (...), or float
+        One log-probability per sequence; a float for a single sequence.
 
     Raises
     ------
     ValueError
-        If ``token_logprobs`` is a scalar, non-finite or positive somewhere, or ``mask``
-        does not have its shape or is not 0/1.
+        If ``logprobs`` is a scalar, non-finite or positive somewhere, or ``mask`` does not
+        have its shape or is not 0/1.
 
     References
     ----------
@@ -212,15 +177,17 @@ def sequence_logprob(token_logprobs: ArrayLike, mask: ArrayLike | None = None) -
 
     Examples
     --------
-    >>> float(sequence_logprob(np.log([0.5, 0.25])))
+    >>> sequence_logprob(np.log([0.5, 0.25]))
     -2.0794415416798357
     >>> sequence_logprob(np.log([[0.5, 0.25], [0.5, 1.0]]), mask=[[1, 0], [1, 1]])
     array([-0.69314718, -0.69314718])
     """
-    logprobs = _check_logprobs(token_logprobs)
-    mask = _check_optional_mask(mask, logprobs.shape)
+    logprobs = check_logprobs(logprobs, "logprobs")
+    mask = check_optional_mask(mask, "mask", logprobs.shape)
+
     # where(), not a product: a masked-out position must not contribute even as -0.0.
-    return np.where(mask, logprobs, 0.0).sum(axis=-1)
+    total = np.where(mask, logprobs, 0.0).sum(axis=-1)
+    return float(total) if total.ndim == 0 else total
 
 
 def bigram_logits(bigram_table: ArrayLike, tokens: ArrayLike) -> np.ndarray:
@@ -265,14 +232,10 @@ def bigram_logits(bigram_table: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     array([[4., 5.],
            [2., 3.]])
     """
-    table = as_float_array(bigram_table, "bigram_table", ndim=2)
+    table = check_bigram_table(bigram_table)
     vocab_size = table.shape[1]
-    if vocab_size < 1 or table.shape[0] != vocab_size + 1:
-        raise ValueError(
-            "bigram_table must have shape (V + 1, V) with V >= 1 (one row per previous token "
-            f"plus a begin-of-sequence row); got shape {table.shape}"
-        )
-    tokens = _as_token_array(tokens, vocab_size)
+    tokens = check_indices(tokens, "tokens", vocab_size, min_ndim=1, kind="token")
+
     begin = np.full((*tokens.shape[:-1], 1), vocab_size)
     # Shift right by one: position j is conditioned on token j - 1 (begin-of-sequence at 0).
     previous = np.concatenate([begin, tokens], axis=-1)[..., : tokens.shape[-1]]
@@ -327,37 +290,20 @@ def parser_marginal(
     >>> parser_marginal(np.log([0.5, 0.2, 0.2, 0.1]), actions=[0, 1, 0, -1], num_actions=2)
     array([0.7, 0.2])
     """
-    logprobs = _check_logprobs(sequence_logprobs, "sequence_logprobs")
-    if logprobs.ndim != 1:
-        raise ValueError(f"sequence_logprobs must be a 1-D array; got shape {logprobs.shape}")
+    logprobs = check_sequence_logprobs(sequence_logprobs, "sequence_logprobs")
     num_actions = check_positive_int(num_actions, "num_actions")
-    actions = check_actions(actions, "actions", num_actions, minimum=-1)
-    if actions.shape != logprobs.shape:
-        raise ValueError(
-            f"actions must have one entry per sequence, shape {logprobs.shape}; "
-            f"got shape {actions.shape}"
-        )
-    # A total above 1 means a sequence was listed twice or the log-probabilities are not
-    # from one distribution; the marginal would then not be a probability.
-    total = special.logsumexp(logprobs) if logprobs.size else -np.inf
-    if total > 1e-9:
-        raise ValueError(
-            "sequence_logprobs must describe distinct sequences of one distribution "
-            f"(probabilities summing to at most 1); got total {float(np.exp(total))!r}"
-        )
+    actions = check_indices(actions, "actions", num_actions, minimum=-1)
+    check_shape(actions, "actions", logprobs.shape, "one entry per sequence")
 
-    marginal = np.zeros(num_actions)
-    for action in range(num_actions):
-        matching = logprobs[actions == action]
-        if matching.size:
-            marginal[action] = np.exp(special.logsumexp(matching))
-    return marginal
+    parses_to = actions == np.arange(num_actions)[:, None]  # [a, i]: g(x_i) = a
+    # exp(logsumexp) of the matching log π(x_i): exact even when every π(x_i) underflows.
+    return np.exp(special.logsumexp(np.where(parses_to, logprobs, -np.inf), axis=1))
 
 
-def negative_log_likelihood(token_logprobs: ArrayLike, mask: ArrayLike | None = None) -> float:
+def negative_log_likelihood(logprobs: ArrayLike, mask: ArrayLike | None = None) -> float:
     """Negative log-likelihood of token data: the teacher-forcing (pre-training) loss.
 
-        L_NLL = - Σ_{sequences} Σ_j m_j log p(x_j | x_<j).
+        L_NLL = - Σ_{sequences} Σ_j m_j log π_θ(x_j | x_<j).
 
     It is a sum, not a mean, over every position and every sequence of the batch; dividing
     by a token or sequence count is a separate (and consequential) choice.
@@ -366,7 +312,7 @@ def negative_log_likelihood(token_logprobs: ArrayLike, mask: ArrayLike | None = 
 
     Parameters
     ----------
-    token_logprobs : array_like, shape (..., L)
+    logprobs : array_like, shape (..., L)
         Per-token log-probabilities (each <= 0) of the data tokens.
     mask : array_like of bool or 0/1, shape (..., L), optional
         Positions that count. Default: all.
@@ -393,20 +339,23 @@ def negative_log_likelihood(token_logprobs: ArrayLike, mask: ArrayLike | None = 
     >>> negative_log_likelihood(np.log([[0.5, 0.25]]), mask=[[True, False]])
     0.6931471805599453
     """
-    logprobs = _check_logprobs(token_logprobs)
-    mask = _check_optional_mask(mask, logprobs.shape)
-    return float(-np.where(mask, logprobs, 0.0).sum())
+    logprobs = check_logprobs(logprobs, "logprobs")
+    mask = check_optional_mask(mask, "mask", logprobs.shape)
+
+    # + 0.0 turns the -0.0 of an empty or certain sum into 0.0.
+    return float(-np.where(mask, logprobs, 0.0).sum()) + 0.0
 
 
 def cross_entropy_logit_gradient(logits: ArrayLike, targets: ArrayLike) -> np.ndarray:
     """Gradient of the cross-entropy -log softmax(z)[y] with respect to the logits z.
 
-        ∂/∂z (-log softmax(z)_y) = softmax(z) - e_y.
+        ∂/∂z (-log softmax(z)_y) = softmax(z) - e_y = -(e_y - softmax(z)).
 
     Gradient descent on it raises the target's logit and lowers the others in proportion
     to their probability. It is minus the score function of the softmax policy at the
-    action y, so teacher forcing and REINFORCE move the same logits; they differ in which
-    tokens are used and with what weight.
+    action y (:func:`rlfound.distributions.categorical_score`), so teacher forcing and
+    REINFORCE move the same logits; they differ in which tokens are used and with what
+    weight.
 
     Book: equation (eq-nll), chapter 2.
 
@@ -414,8 +363,8 @@ def cross_entropy_logit_gradient(logits: ArrayLike, targets: ArrayLike) -> np.nd
     ----------
     logits : array_like, shape (..., V)
         Logits z at each position.
-    targets : array_like of int, shape (...)
-        Target token ids y in [0, V).
+    targets : int or array_like of int, shape (...)
+        Target token ids y in [0, V); one per position (or any shape for 1-D logits).
 
     Returns
     -------
@@ -438,19 +387,10 @@ def cross_entropy_logit_gradient(logits: ArrayLike, targets: ArrayLike) -> np.nd
     >>> cross_entropy_logit_gradient([0.0, 0.0, np.log(2.0)], targets=2)
     array([ 0.25,  0.25, -0.5 ])
     """
-    logits = as_float_array(logits, "logits", min_ndim=1)
-    if logits.shape[-1] == 0:
-        raise ValueError(
-            f"logits must have at least one token in the vocabulary; got shape {logits.shape}"
-        )
-    targets = check_actions(targets, "targets", logits.shape[-1], kind="token")
-    if targets.shape != logits.shape[:-1]:
-        raise ValueError(
-            f"targets must have shape logits.shape[:-1] = {logits.shape[:-1]}; "
-            f"got shape {targets.shape}"
-        )
-    onehot = np.eye(logits.shape[-1])[targets]
-    return special.softmax(logits, axis=-1) - onehot
+    logits = check_logits(logits)
+    targets = check_categories(targets, "targets", logits, kind="token")
+
+    return -categorical_score(logits, targets)
 
 
 def expand_turn_values_to_tokens(turn_values: ArrayLike, token_turn_ids: ArrayLike) -> np.ndarray:
@@ -496,12 +436,9 @@ def expand_turn_values_to_tokens(turn_values: ArrayLike, token_turn_ids: ArrayLi
     """
     turn_values = as_float_array(turn_values, "turn_values", min_ndim=1)
     num_turns = turn_values.shape[-1]
-    ids = check_actions(token_turn_ids, "token_turn_ids", num_turns, minimum=-1, kind="turn")
-    if ids.ndim < 1 or ids.shape[:-1] != turn_values.shape[:-1]:
-        raise ValueError(
-            f"token_turn_ids must have shape {turn_values.shape[:-1]} + (L,) (the leading "
-            f"shape of turn_values); got shape {ids.shape}"
-        )
+    ids = check_indices(token_turn_ids, "token_turn_ids", num_turns, minimum=-1, kind="turn")
+    check_leading_shape(ids, "token_turn_ids", turn_values.shape[:-1], "turn_values")
+
     # Append a zero column and send id -1 there, so non-policy tokens get an exact 0.
     padded = np.concatenate([turn_values, np.zeros((*turn_values.shape[:-1], 1))], axis=-1)
     columns = np.where(ids < 0, num_turns, ids)

@@ -1,13 +1,13 @@
 """Exercise ``belief-update`` (chapter 2, two stars): one step of the Bayes filter.
 
 In a partially observable Markov decision process (POMDP) the agent does not see the state
-s. It keeps a belief b(s) = Pr(s_t = s | history). After taking action a and receiving the
+s. It keeps a belief bel(s) = Pr(s_t = s | history). After taking action a and receiving the
 observation o emitted by the next state, the new belief is
 
-    b'(s') = O(o | s') sum_s P(s' | s, a) b(s)  /  Pr(o | b, a),
+    bel'(s') = O(o | s') sum_s P(s' | s, a) bel(s)  /  Pr(o | bel, a),
 
-where Pr(o | b, a) = sum_{s'} O(o | s') sum_s P(s' | s, a) b(s) is the probability of the
-observation. Array conventions (as in ``rlfound.mdp``):
+where Pr(o | bel, a) = sum_{s'} O(o | s') sum_s P(s' | s, a) bel(s) is the probability of the
+observation. Array conventions (as in ``rlfound.pomdp``):
 
 * ``transition`` has shape (S, A, S) and ``transition[s, a, s2] = P(s2 | s, a)``;
 * ``observation_model`` has shape (S, O) and ``observation_model[s, o] = O(o | s)``.
@@ -90,7 +90,7 @@ def belief_update(belief, action, observation, transition, observation_model):
     action = index(action, "action", num_actions)
     observation = index(observation, "observation", observation_model.shape[1])
 
-    predicted = belief @ transition[:, action, :]  # sum_s b(s) P(s' | s, a)
+    predicted = belief @ transition[:, action, :]  # sum_s bel(s) P(s' | s, a)
     joint = observation_model[:, observation] * predicted  # times the likelihood O(o | s')
     evidence = joint.sum()  # Pr(o | b, a)
     if evidence <= 0.0:

@@ -6,7 +6,7 @@ temporal-difference errors are
 
     delta_t = r_t + gamma V(s_{t+1}) - V(s_t),   t = 0, ..., T - 1,
 
-and generalised advantage estimation (GAE) weights them geometrically,
+and generalized advantage estimation (GAE) weights them geometrically,
 
     A_t = sum_{l=0}^{T-t-1} (gamma lam)^l delta_{t+l}            (the explicit sum)
         = delta_t + gamma lam A_{t+1},   A_T = 0                  (the backward recursion).

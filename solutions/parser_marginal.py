@@ -1,4 +1,4 @@
-"""Exercise ``parser-marginal`` (chapter 2, two stars): the probability of a parsed action.
+"""Exercise ``parser-marginal`` (chapter 2, three stars): the probability of a parsed action.
 
 A bigram language model over a vocabulary of V tokens has a table of logits of shape
 (V + 1, V): row ``v`` holds the logits of the next token after token ``v``, and row ``V``

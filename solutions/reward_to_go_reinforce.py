@@ -10,10 +10,11 @@ gradient of ``J = E[sum_t gamma^t r_t]``:
     total return:   g = sum_t G_0 grad log pi(a_t | s_t),          G_0 = sum_k gamma^k r_k,
     reward-to-go:   g = sum_t gamma^t G_t grad log pi(a_t | s_t),  G_t = sum_{k>=t} gamma^(k-t) r_k.
 
-Episodes come in a batch, stored as ``rlfound.mdp.sample_episodes`` stores them: ``states`` has
-shape (N, T + 1), ``actions`` and ``rewards`` shape (N, T), and an episode that ended early is
-padded with action -1 and reward 0 after its last step. Padded steps are not part of the
-episode and contribute nothing.
+Episodes come in a batch, stored as the arrays of ``rlfound.episodes.Episodes`` (what
+``rlfound.episodes.sample_episodes`` and ``rlfound.episodes.enumerate_episodes`` return):
+``states`` has shape (N, T + 1), ``actions`` and ``rewards`` shape (N, T), and an episode that
+ended early is padded with action -1 and reward 0 after its last step. Padded steps are not
+part of the episode and contribute nothing.
 
 Implement :func:`reinforce_estimates`, one estimate per episode.
 """

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def bandit_gradient(logits, action_values):
+def bandit_gradient(logits, action_rewards):
     """Exact gradient of ``J(theta) = sum_a softmax(theta)_a q(a)`` with respect to the logits.
 
     The gradient is the expectation of reward times score, ``sum_a pi(a) q(a) (e_a - pi)``,
@@ -32,7 +32,7 @@ def bandit_gradient(logits, action_values):
     ----------
     logits : array_like
         Shape (K,): the policy's logits ``theta``.
-    action_values : array_like
+    action_rewards : array_like
         Shape (K,): the reward ``q(a)`` of each arm.
 
     Returns
@@ -43,8 +43,8 @@ def bandit_gradient(logits, action_values):
     Raises
     ------
     ValueError
-        If ``action_values`` does not have the same 1-D shape as ``logits``; the message starts
-        with ``action_values``.
+        If ``action_rewards`` does not have the same 1-D shape as ``logits``; the message starts
+        with ``action_rewards``.
 
     Examples
     --------
@@ -54,11 +54,11 @@ def bandit_gradient(logits, action_values):
     """
     ### BEGIN SOLUTION
     logits = np.asarray(logits, dtype=np.float64)
-    action_values = np.asarray(action_values, dtype=np.float64)
-    if logits.ndim != 1 or action_values.shape != logits.shape:
+    action_rewards = np.asarray(action_rewards, dtype=np.float64)
+    if logits.ndim != 1 or action_rewards.shape != logits.shape:
         raise ValueError(
-            f"action_values must have the 1-D shape of logits {logits.shape}; "
-            f"got {action_values.shape}"
+            f"action_rewards must have the 1-D shape of logits {logits.shape}; "
+            f"got {action_rewards.shape}"
         )
     exp_logits = np.exp(logits - logits.max())
     probs = exp_logits / exp_logits.sum()
@@ -67,6 +67,6 @@ def bandit_gradient(logits, action_values):
     for a in range(len(logits)):
         score = -probs.copy()
         score[a] += 1.0
-        gradient += probs[a] * action_values[a] * score
+        gradient += probs[a] * action_rewards[a] * score
     return gradient
     ### END SOLUTION

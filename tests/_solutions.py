@@ -1,8 +1,8 @@
 """Loading the reference solutions in ``solutions/`` for the tests.
 
-``solutions/`` is not a package (student code must run where :mod:`rlfound` is absent), so a
-solution file is imported by path, under a private module name that is not registered in
-:data:`sys.modules`: every call gives a fresh module.
+Each solution file imports only NumPy (student code built from it runs where :mod:`rlfound`
+is absent), and the grader loads it by path; the tests do the same, under a private module
+name that is not registered in :data:`sys.modules`, so every call gives a fresh module.
 """
 
 from __future__ import annotations

@@ -1,4 +1,12 @@
-"""The book builds with warnings as errors, and the built site works offline."""
+"""The book builds with warnings as errors, every notebook executes once, and the built site
+works offline.
+
+Both editions are built here, strictly (``-W -n --keep-going``), against one fresh
+jupyter-cache folder: the full edition executes every notebook of the table of contents, each
+in a fresh kernel started in the notebook's own folder (what a student gets when opening one
+chapter as a notebook), and the student edition reuses those outputs instead of executing the
+chapters a second time. A fresh cache per run means no stale output can hide a library change.
+"""
 
 from __future__ import annotations
 
@@ -11,32 +19,70 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from tests._book import ROOT, toc_documents
+from tests._book import ROOT, notebook_documents, toc_documents
+from tests._solutions import load_module
+
+#: The build script of the two editions (``make book-student`` runs it).
+editions = load_module(ROOT / "_ext" / "student_edition.py", "_student_edition")
 
 pytestmark = pytest.mark.book
 
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
+#: Sphinx reports problems as "WARNING: ..." or "file:line: WARNING: ..."; other tools' log
+#: lines (the kernel's "[IPKernelApp] WARNING | ...") are not build problems.
+SPHINX_PROBLEM = re.compile(r"(^|: )(WARNING|ERROR|CRITICAL):")
+EXECUTED = re.compile(r"^(?P<path>\S+\.md): Executing notebook", re.MULTILINE)
+
+
+def strict_build(output: Path, *, student: bool, cache: Path) -> str:
+    """Build an edition into ``output``; assert success without warnings; return the log."""
+    command = editions.command(output, student=student, cache=cache)
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=3600)
+    log = completed.stdout + completed.stderr
+    assert completed.returncode == 0, log[-6000:]
+    warnings = [line for line in log.splitlines() if SPHINX_PROBLEM.search(line)]
+    assert not warnings, "\n".join(warnings)
+    return log
 
 
 @pytest.fixture(scope="module")
-def built_site(tmp_path_factory) -> Path:
-    """Build the whole book once, as `make book` does, into a temporary folder."""
+def execution_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("jupyter-cache")
+
+
+@pytest.fixture(scope="module")
+def full_build(tmp_path_factory, execution_cache) -> tuple[Path, str]:
+    """The full edition (the one `make book` builds), into a temporary folder: (site, log)."""
     output = tmp_path_factory.mktemp("book")
-    command = [str(JUPYTER_BOOK), "build", str(ROOT), "-W", "-n", "--keep-going"]
-    completed = subprocess.run(
-        [*command, "--path-output", str(output)],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    log = completed.stdout + completed.stderr
-    assert completed.returncode == 0, log[-6000:]
-    # Sphinx reports problems as "WARNING: ..." or "file:line: WARNING: ..."; other tools'
-    # log lines (the kernel's "[IPKernelApp] WARNING | ...") are not build problems.
-    sphinx_problem = re.compile(r"(^|: )(WARNING|ERROR|CRITICAL):")
-    warnings = [line for line in log.splitlines() if sphinx_problem.search(line)]
-    assert not warnings, "\n".join(warnings)
-    return output / "_build" / "html"
+    log = strict_build(output, student=False, cache=execution_cache)
+    return output / "_build" / "html", log
+
+
+@pytest.fixture(scope="module")
+def built_site(full_build) -> Path:
+    return full_build[0]
+
+
+@pytest.fixture(scope="module")
+def student_build(tmp_path_factory, execution_cache, full_build) -> tuple[Path, str]:
+    """The student edition, built after the full one with the same execution cache."""
+    output = tmp_path_factory.mktemp("student")
+    log = strict_build(output, student=True, cache=execution_cache)
+    return output / "_build" / "html", log
+
+
+def test_every_notebook_is_executed_once_in_its_own_folder(full_build):
+    _, log = full_build
+    executed = [Path(match["path"]) for match in EXECUTED.finditer(log)]
+    assert sorted(executed) == sorted(notebook_documents())
+    # Each notebook runs with its own folder as working directory, as a student's does.
+    assert log.count("Executing notebook using local CWD") == len(executed)
+
+
+def test_the_student_edition_executes_nothing_again(student_build):
+    _, log = student_build
+    assert not EXECUTED.search(log)
+    assert "Using cached notebook" in log
 
 
 def html_pages(site: Path) -> list[Path]:
@@ -117,18 +163,8 @@ def test_a_failing_cell_fails_the_build(tmp_path: Path):
     assert "cell failed" in completed.stdout + completed.stderr
 
 
-def test_the_student_edition_builds_without_solutions(tmp_path: Path):
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "_ext" / "student_edition.py"), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    log = completed.stdout + completed.stderr
-    assert completed.returncode == 0, log[-6000:]
-    sphinx_problem = re.compile(r"(^|: )(WARNING|ERROR|CRITICAL):")
-    assert not [line for line in log.splitlines() if sphinx_problem.search(line)]
-    site = tmp_path / "_build" / "html"
+def test_the_student_edition_has_no_solutions(student_build):
+    site, _ = student_build
     assert not (site / "solutions").exists()
     chapters = [site / f"{document}.html" for document in toc_documents()]
     chapters = [page for page in chapters if page.parent.name == "chapters"]
@@ -140,3 +176,11 @@ def test_the_student_edition_builds_without_solutions(tmp_path: Path):
         # Every exercise still says where its solution is, without a dangling link.
         text = " ".join(BeautifulSoup(html, "html.parser").get_text().split())
         assert "Solution (instructor edition)" in text, page.name
+
+
+def test_the_student_edition_shows_the_executed_chapters(student_build):
+    site, _ = student_build
+    soup = BeautifulSoup(
+        (site / "chapters" / "01_foundations.html").read_text("utf-8"), "html.parser"
+    )
+    assert soup.select(".cell_output")

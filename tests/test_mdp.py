@@ -1,4 +1,9 @@
-"""Bellman policy evaluation, eq-bellman-v and eq-bellman-matrix: v = r + gamma P v."""
+"""rlfound.mdp: exact policy evaluation, Bellman residuals, and V, Q, A of tabular MDPs.
+
+References: power series Σ_n γ^n P^n r (tests.oracles.power_series_values), policy averages
+by explicit loops (tests.oracles.policy_average), exact enumeration of episodes by recursion
+(tests.oracles.episodes_by_hand), and a small MDP solved by hand.
+"""
 
 from __future__ import annotations
 
@@ -6,112 +11,99 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
-from rlfound.mdp import bellman_residual, evaluate_policy, tiny_chain, tiny_chain_model
+from rlfound.mdp import (
+    action_values,
+    advantage_values,
+    bellman_residual,
+    evaluate_policy,
+    policy_transition_and_reward,
+    state_values,
+    tiny_chain,
+    tiny_chain_model,
+)
+from tests.oracles import (
+    episodes_by_hand,
+    forward_mdp,
+    markov_chains,
+    policy_average,
+    power_series_values,
+    random_mdp,
+)
+
+discounts = st.floats(min_value=0.0, max_value=0.9, allow_nan=False)
+seeds = st.integers(0, 2**32 - 1)
 
 CHAIN_P = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
 CHAIN_R = np.array([0.0, 1.0, 0.0])
 
-
-def power_series_values(transition, reward, gamma, tol=1e-15, max_terms=100_000):
-    """v = sum_n gamma^n P^n r, summed until the terms are negligible (gamma < 1)."""
-    total = np.zeros_like(reward, dtype=np.float64)
-    term = np.asarray(reward, dtype=np.float64).copy()
-    for _ in range(max_terms):
-        total += term
-        if term.size == 0 or np.max(np.abs(term)) <= tol:
-            return total
-        term = gamma * (transition @ term)
-    raise AssertionError("power series did not converge")
-
-
-@st.composite
-def markov_chains(draw, min_states=1, max_states=6):
-    """A random row-stochastic matrix and reward vector."""
-    size = draw(st.integers(min_states, max_states))
-    weights = draw(
-        hnp.arrays(np.float64, (size, size), elements=st.floats(0.0, 1.0, allow_nan=False))
-    )
-    weights = weights + 1e-3  # no all-zero rows
-    transition = weights / weights.sum(axis=1, keepdims=True)
-    reward = draw(hnp.arrays(np.float64, (size,), elements=st.floats(-5.0, 5.0, allow_nan=False)))
-    return transition, reward
+# A small MDP solved by hand. States 0 and 1 are live, state 2 is terminal, and its rows are
+# left all zero (they are ignored). From 0: action 0 moves to 1 and pays 1, action 1 ends the
+# episode and pays 2. From 1: action 0 ends it and pays 0, action 1 returns to 0 and pays -1.
+HAND_TRANSITION = np.zeros((3, 2, 3))
+HAND_TRANSITION[0, 0, 1] = HAND_TRANSITION[0, 1, 2] = 1.0
+HAND_TRANSITION[1, 0, 2] = HAND_TRANSITION[1, 1, 0] = 1.0
+HAND_REWARD = np.zeros((3, 2, 3))
+HAND_REWARD[0, 0, 1], HAND_REWARD[0, 1, 2], HAND_REWARD[1, 1, 0] = 1.0, 2.0, -1.0
+HAND_POLICY = np.array([[0.5, 0.5], [0.75, 0.25], [0.0, 0.0]])
+HAND_TERMINAL = np.array([False, False, True])
+HAND_GAMMA = 0.5
+# V1 = 0.25 (-1 + γ V0), V0 = 0.5 (1 + γ V1) + 0.5 * 2, so V0 = 46/31 and V1 = -2/31;
+# Q(s, a) = r + γ V(next): Q(0, ·) = (1 + γ V1, 2), Q(1, ·) = (0, -1 + γ V0).
+HAND_V = np.array([46.0, -2.0, 0.0]) / 31
+HAND_Q = np.array([[30.0, 62.0], [0.0, -8.0], [0.0, 0.0]]) / 31
+HAND_A = np.array([[-16.0, 16.0], [2.0, -6.0], [0.0, 0.0]]) / 31
 
 
-discounts = st.floats(min_value=0.0, max_value=0.9, allow_nan=False)
+def hand_mdp():
+    return HAND_TRANSITION, HAND_REWARD, HAND_POLICY, HAND_GAMMA, HAND_TERMINAL
 
 
-# --- the chapter's chain -------------------------------------------------------------------
+def with_garbage_terminal_rows(transition, reward, policy, terminal, rng):
+    """The same MDP with the terminal states' rows replaced by arbitrary numbers."""
+    transition, reward, policy = transition.copy(), reward.copy(), policy.copy()
+    transition[terminal] = rng.random(transition[terminal].shape)  # rows not summing to 1
+    reward[terminal] = 99.0
+    policy[terminal] = 0.0
+    return transition, reward, policy
 
 
-@pytest.mark.parametrize(
-    ("gamma", "expected"),
-    [(0.9, [0.9, 1.0, 0.0]), (0.8, [0.8, 1.0, 0.0]), (1.0, [1.0, 1.0, 0.0]), (0.0, [0, 1, 0])],
-)
-def test_tiny_chain_values(gamma, expected):
-    values = tiny_chain(gamma)
-    assert values.shape == (3,)
-    np.testing.assert_allclose(values, expected, rtol=1e-12, atol=1e-12)
+def live_state_values(transition, reward, policy, gamma, terminal):
+    """V = Σ_n γ^n P_LL^n r_L on the live states (loops and a power series), 0 elsewhere."""
+    p_pi, r_pi = policy_average(transition, reward, policy, terminal)
+    live = ~terminal
+    values = np.zeros(len(terminal))
+    values[live] = power_series_values(p_pi[np.ix_(live, live)], r_pi[live], gamma)
+    return values
 
 
-def test_tiny_chain_model_is_the_chapter_chain():
-    transition, reward, terminal = tiny_chain_model()
-    np.testing.assert_array_equal(transition, CHAIN_P)
-    np.testing.assert_array_equal(reward, CHAIN_R)
-    np.testing.assert_array_equal(terminal, [False, False, True])
+def series_action_values(transition, reward, policy, gamma, terminal):
+    """Q as the power series of the state-action chain M[(s,a),(s',a')] = P(s'|s,a) π(a'|s')."""
+    num_states, num_actions, _ = transition.shape
+    chain = np.zeros((num_states * num_actions, num_states * num_actions))
+    immediate = np.zeros(num_states * num_actions)
+    for s in np.flatnonzero(~terminal):
+        for a in range(num_actions):
+            row = s * num_actions + a
+            for t in range(num_states):
+                immediate[row] += transition[s, a, t] * reward[s, a, t]
+                if not terminal[t]:
+                    for b in range(num_actions):
+                        chain[row, t * num_actions + b] = transition[s, a, t] * policy[t, b]
+    return power_series_values(chain, immediate, gamma).reshape(num_states, num_actions)
 
 
-def test_tiny_chain_model_returns_fresh_arrays():
-    transition, reward, terminal = tiny_chain_model()
-    transition[0, 0] = 99.0
-    reward[:] = -1.0
-    terminal[:] = False
-    again_transition, again_reward, again_terminal = tiny_chain_model()
-    np.testing.assert_array_equal(again_transition, CHAIN_P)
-    np.testing.assert_array_equal(again_reward, CHAIN_R)
-    np.testing.assert_array_equal(again_terminal, [False, False, True])
+# --- evaluate_policy --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("gamma", [0.5, 0.9, 1.0])
-def test_chain_through_evaluate_policy_with_terminal_mask(gamma):
-    values = evaluate_policy(CHAIN_P, CHAIN_R, gamma, terminal=np.array([False, False, True]))
-    np.testing.assert_allclose(values, [gamma, 1.0, 0.0], rtol=1e-12, atol=1e-12)
-
-
-def test_chain_without_mask_for_gamma_below_one():
-    # The terminal state is absorbing with reward 0, so the plain solve agrees for gamma < 1.
-    np.testing.assert_allclose(evaluate_policy(CHAIN_P, CHAIN_R, 0.9), [0.9, 1.0, 0.0], atol=1e-12)
-
-
-# --- Bellman residual ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("gamma", [0.8, 0.9, 1.0])
-def test_residual_of_chain_solution_is_zero(gamma):
-    residual = bellman_residual(tiny_chain(gamma), CHAIN_P, CHAIN_R, gamma)
-    assert residual.shape == (3,)
-    np.testing.assert_allclose(residual, 0.0, atol=1e-12)
-
-
-def test_residual_of_wrong_chain_values_by_hand():
-    # v = [1, 1, 0] at gamma = 0.9: state 0 has 0 + 0.9 * 1 - 1 = -0.1, the rest are exact.
-    residual = bellman_residual(np.array([1.0, 1.0, 0.0]), CHAIN_P, CHAIN_R, 0.9)
-    np.testing.assert_allclose(residual, [-0.1, 0.0, 0.0], atol=1e-12)
+def test_evaluate_policy_two_state_cycle_by_hand():
+    # v0 = 1 + γ v1, v1 = 2 + γ v0: v0 = (1 + 2γ) / (1 - γ²), v1 = (2 + γ) / (1 - γ²).
+    values = evaluate_policy([[0.0, 1.0], [1.0, 0.0]], [1.0, 2.0], 0.5)
+    np.testing.assert_allclose(values, [2.0 / 0.75, 2.5 / 0.75], rtol=1e-14)
 
 
 @given(chain=markov_chains(), gamma=discounts)
-def test_solution_satisfies_bellman_equation(chain, gamma):
-    transition, reward = chain
-    values = evaluate_policy(transition, reward, gamma)
-    assert values.shape == reward.shape
-    # Residual computed here, independently of bellman_residual.
-    np.testing.assert_allclose(reward + gamma * transition @ values - values, 0.0, atol=1e-10)
-    np.testing.assert_allclose(bellman_residual(values, transition, reward, gamma), 0.0, atol=1e-10)
-
-
-@given(chain=markov_chains(), gamma=discounts)
-def test_solution_equals_power_series(chain, gamma):
+def test_evaluate_policy_equals_the_power_series(chain, gamma):
     transition, reward = chain
     np.testing.assert_allclose(
         evaluate_policy(transition, reward, gamma),
@@ -121,102 +113,208 @@ def test_solution_equals_power_series(chain, gamma):
     )
 
 
-@given(
-    chain=markov_chains(),
-    gamma=discounts,
-    shift=st.floats(0.1, 3.0),
-    data=st.data(),
-)
-def test_residual_of_perturbed_values_matches_formula(chain, gamma, shift, data):
-    transition, reward = chain
-    values = evaluate_policy(transition, reward, gamma)
-    state = data.draw(st.integers(0, reward.size - 1))
-    wrong = values.copy()
-    wrong[state] += shift
-    residual = bellman_residual(wrong, transition, reward, gamma)
-    # r + gamma P (v + s e_i) - (v + s e_i) = s (gamma P e_i - e_i), as v solves the equation.
-    unit = np.zeros_like(values)
-    unit[state] = 1.0
-    np.testing.assert_allclose(residual, shift * (gamma * transition @ unit - unit), atol=1e-9)
-    assert abs(residual[state]) >= shift * (1 - gamma) - 1e-9
-
-
-def test_gamma_zero_gives_immediate_reward():
-    transition = np.array([[0.5, 0.5], [0.2, 0.8]])
-    reward = np.array([3.0, -1.0])
-    np.testing.assert_allclose(evaluate_policy(transition, reward, 0.0), reward, atol=1e-14)
-
-
-def test_two_state_cycle_by_hand():
-    # v0 = 1 + g v1, v1 = 2 + g v0 -> v0 = (1 + 2g) / (1 - g^2), v1 = (2 + g) / (1 - g^2)
-    gamma = 0.5
-    values = evaluate_policy(np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([1.0, 2.0]), gamma)
-    np.testing.assert_allclose(values, [2.0 / 0.75, 2.5 / 0.75], rtol=1e-12)
-
-
-# --- terminal states ----------------------------------------------------------------------
-
-
-def test_terminal_state_never_bootstraps_even_if_its_row_leaves_it():
-    # State 1 is terminal but its row points back to 0: its value must still be 0,
-    # and state 0 gets 1 + gamma * 0 even at gamma = 1.
-    transition = np.array([[0.0, 1.0], [1.0, 0.0]])
-    values = evaluate_policy(transition, np.array([1.0, 0.0]), 1.0, terminal=np.array([0, 1], bool))
-    np.testing.assert_allclose(values, [1.0, 0.0], atol=1e-12)
-
-
 @given(chain=markov_chains(min_states=2), gamma=discounts, data=st.data())
-def test_terminal_mask_equals_series_over_non_terminal_states(chain, gamma, data):
+def test_evaluate_policy_with_terminal_states_equals_the_live_power_series(chain, gamma, data):
     transition, reward = chain
     size = reward.size
     terminal = np.array(data.draw(st.lists(st.booleans(), min_size=size, max_size=size)))
-    if not terminal.any():
-        terminal[data.draw(st.integers(0, size - 1))] = True
     reward = np.where(terminal, 0.0, reward)
     live = ~terminal
     expected = np.zeros(size)
     expected[live] = power_series_values(transition[np.ix_(live, live)], reward[live], gamma)
-    values = evaluate_policy(transition, reward, gamma, terminal=terminal)
-    np.testing.assert_allclose(values, expected, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(values[terminal], 0.0)
-
-
-@given(chain=markov_chains(min_states=2), data=st.data())
-def test_gamma_one_with_reachable_terminal_satisfies_bellman(chain, data):
-    transition, reward = chain
-    size = reward.size
-    # Every entry is positive, so every state reaches the terminal state in one step.
-    terminal = np.zeros(size, dtype=bool)
-    terminal[data.draw(st.integers(0, size - 1))] = True
-    reward = np.where(terminal, 0.0, reward)
-    values = evaluate_policy(transition, reward, 1.0, terminal=terminal)
-    np.testing.assert_array_equal(values[terminal], 0.0)
-    live = ~terminal
     np.testing.assert_allclose(
-        (reward + transition @ values - values)[live], 0.0, atol=1e-8 * (1 + np.abs(values).max())
+        evaluate_policy(transition, reward, gamma, terminal=terminal), expected, atol=1e-9
     )
 
 
-# --- failures -----------------------------------------------------------------------------
+@given(chain=markov_chains(min_states=2), data=st.data())
+def test_evaluate_policy_at_gamma_one_solves_the_bellman_equation(chain, data):
+    # Every entry of the chain is positive, so one terminal state is reachable from all.
+    transition, reward = chain
+    terminal = np.zeros(reward.size, dtype=bool)
+    terminal[data.draw(st.integers(0, reward.size - 1))] = True
+    reward = np.where(terminal, 0.0, reward)
+    values = evaluate_policy(transition, reward, 1.0, terminal=terminal)
+    np.testing.assert_array_equal(values[terminal], 0.0)
+    residual = (reward + transition @ values - values)[~terminal]
+    np.testing.assert_allclose(residual, 0.0, atol=1e-8 * (1.0 + np.abs(values).max()))
 
 
-def test_singular_system_at_gamma_one_names_gamma():
-    with pytest.raises(ValueError, match=r"^gamma"):
-        evaluate_policy(CHAIN_P, CHAIN_R, 1.0)  # absorbing state without a terminal mask
+def test_a_terminal_state_is_worth_zero_even_if_its_row_leaves_it():
+    # State 1 is terminal but its row points back to 0: v1 = 0 and v0 = 1 + γ * 0, at γ = 1.
+    values = evaluate_policy([[0.0, 1.0], [1.0, 0.0]], [1.0, 0.0], 1.0, terminal=[False, True])
+    np.testing.assert_array_equal(values, [1.0, 0.0])
 
 
-def test_identity_dynamics_at_gamma_one_names_gamma():
-    with pytest.raises(ValueError, match=r"^gamma"):
-        evaluate_policy(np.eye(3), np.zeros(3), 1.0)
+def test_evaluate_policy_with_every_state_terminal_is_all_zero():
+    np.testing.assert_array_equal(evaluate_policy(np.eye(2), [0.0, 0.0], 1.0, [True, True]), 0.0)
 
 
-def test_non_terminal_state_that_never_terminates_names_gamma():
-    # State 0 loops on itself forever; state 1 is terminal but unreachable from 0.
-    transition = np.eye(2)
-    with pytest.raises(ValueError, match=r"^gamma"):
-        evaluate_policy(transition, np.array([1.0, 0.0]), 1.0, terminal=np.array([False, True]))
+# --- tiny_chain_model and tiny_chain ----------------------------------------------------------
 
 
-def test_terminal_state_with_reward_names_reward():
-    with pytest.raises(ValueError, match=r"^reward"):
-        evaluate_policy(CHAIN_P, np.array([0.0, 1.0, 0.5]), 0.9, terminal=np.array([0, 0, 1], bool))
+def test_tiny_chain_model_is_the_chapter_chain():
+    transition_pi, reward_pi, terminal = tiny_chain_model()
+    np.testing.assert_array_equal(transition_pi, CHAIN_P)
+    np.testing.assert_array_equal(reward_pi, CHAIN_R)
+    np.testing.assert_array_equal(terminal, [False, False, True])
+
+
+def test_tiny_chain_model_returns_new_arrays_on_every_call():
+    for array in tiny_chain_model():
+        array[...] = 0
+    transition_pi, reward_pi, terminal = tiny_chain_model()
+    np.testing.assert_array_equal(transition_pi, CHAIN_P)
+    np.testing.assert_array_equal(reward_pi, CHAIN_R)
+    np.testing.assert_array_equal(terminal, [False, False, True])
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.5, 0.9, 1.0])
+def test_tiny_chain_values_are_gamma_one_zero(gamma):
+    np.testing.assert_allclose(tiny_chain(gamma), [gamma, 1.0, 0.0], rtol=1e-14, atol=1e-15)
+
+
+# --- bellman_residual -------------------------------------------------------------------------
+
+
+def test_bellman_residual_of_wrong_values_by_hand():
+    # v = (1, 1, 0) at γ = 0.9: state 0 has 0 + 0.9 * 1 - 1 = -0.1; the others are exact.
+    residual = bellman_residual([1.0, 1.0, 0.0], CHAIN_P, CHAIN_R, 0.9)
+    np.testing.assert_allclose(residual, [-0.1, 0.0, 0.0], atol=1e-15)
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.9, 1.0])
+def test_bellman_residual_of_the_tiny_chain_values_is_zero(gamma):
+    # γ = 1 included: a residual needs no solvable system, only γ in [0, 1].
+    np.testing.assert_allclose(bellman_residual(tiny_chain(gamma), CHAIN_P, CHAIN_R, gamma), 0.0)
+
+
+@given(chain=markov_chains(), gamma=discounts)
+def test_bellman_residual_of_the_power_series_values_is_zero(chain, gamma):
+    transition, reward = chain
+    values = power_series_values(transition, reward, gamma)
+    scale = 1.0 + np.abs(values).max()
+    np.testing.assert_allclose(
+        bellman_residual(values, transition, reward, gamma), 0.0, atol=1e-12 * scale
+    )
+
+
+@given(chain=markov_chains(), gamma=discounts, data=st.data())
+def test_bellman_residual_of_shifted_values_is_linear_in_the_shift(chain, gamma, data):
+    # r + γ P (v + s e_i) - (v + s e_i) = s (γ P e_i - e_i) when v solves the equation.
+    transition, reward = chain
+    values = power_series_values(transition, reward, gamma)
+    state = data.draw(st.integers(0, reward.size - 1))
+    shift = data.draw(st.floats(-3.0, 3.0))
+    unit = np.eye(reward.size)[state]
+    residual = bellman_residual(values + shift * unit, transition, reward, gamma)
+    np.testing.assert_allclose(residual, shift * (gamma * transition[:, state] - unit), atol=1e-9)
+
+
+# --- policy_transition_and_reward -------------------------------------------------------------
+
+
+def test_policy_transition_and_reward_by_hand():
+    transition_pi, reward_pi = policy_transition_and_reward(*hand_mdp()[:3], HAND_TERMINAL)
+    np.testing.assert_allclose(transition_pi, [[0, 0.5, 0.5], [0.25, 0, 0.75], [0, 0, 1]])
+    np.testing.assert_allclose(reward_pi, [1.5, -0.25, 0.0])
+
+
+@given(seed=seeds, num_terminal=st.integers(0, 2))
+def test_policy_transition_and_reward_equal_the_loops(seed, num_terminal):
+    transition, reward, policy, terminal, _ = random_mdp(
+        np.random.default_rng(seed), 4, 3, num_terminal
+    )
+    transition_pi, reward_pi = policy_transition_and_reward(transition, reward, policy, terminal)
+    expected_p, expected_r = policy_average(transition, reward, policy, terminal)
+    np.testing.assert_allclose(transition_pi, expected_p, atol=1e-14)
+    np.testing.assert_allclose(reward_pi, expected_r, atol=1e-14)
+
+
+def test_terminal_rows_become_absorbing_and_unrewarded_whatever_they_held():
+    rng = np.random.default_rng(1)
+    transition, reward, policy, terminal, _ = random_mdp(rng, 4, 2, num_terminal=2)
+    garbage = with_garbage_terminal_rows(transition, reward, policy, terminal, rng)
+    transition_pi, reward_pi = policy_transition_and_reward(*garbage, terminal)
+    np.testing.assert_array_equal(transition_pi[terminal], np.eye(4)[terminal])
+    np.testing.assert_array_equal(reward_pi[terminal], 0.0)
+
+
+# --- state_values, action_values, advantage_values --------------------------------------------
+
+
+def test_state_values_by_hand():
+    np.testing.assert_allclose(state_values(*hand_mdp()), HAND_V, rtol=1e-14, atol=1e-15)
+
+
+def test_action_values_by_hand():
+    np.testing.assert_allclose(action_values(*hand_mdp()), HAND_Q, rtol=1e-14, atol=1e-15)
+
+
+def test_advantage_values_by_hand():
+    np.testing.assert_allclose(advantage_values(*hand_mdp()), HAND_A, rtol=1e-14, atol=1e-15)
+
+
+@given(seed=seeds, gamma=discounts, num_terminal=st.integers(0, 2))
+def test_state_values_equal_the_live_power_series(seed, gamma, num_terminal):
+    transition, reward, policy, terminal, _ = random_mdp(
+        np.random.default_rng(seed), 4, 2, num_terminal
+    )
+    np.testing.assert_allclose(
+        state_values(transition, reward, policy, gamma, terminal),
+        live_state_values(transition, reward, policy, gamma, terminal),
+        atol=1e-10,
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_state_values_at_gamma_one_equal_the_enumerated_expected_return(seed):
+    transition, reward, policy, terminal, _ = forward_mdp(np.random.default_rng(seed), 4, 2)
+    values = state_values(transition, reward, policy, 1.0, terminal)
+    for start in range(3):
+        listed = episodes_by_hand(transition, reward, policy, np.eye(4)[start], 3, terminal)
+        expected = sum(probability * sum(rewards) for probability, _, _, rewards in listed)
+        assert values[start] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@given(seed=seeds, gamma=discounts, num_terminal=st.integers(0, 2))
+def test_action_values_equal_the_state_action_power_series(seed, gamma, num_terminal):
+    transition, reward, policy, terminal, _ = random_mdp(
+        np.random.default_rng(seed), 4, 2, num_terminal
+    )
+    np.testing.assert_allclose(
+        action_values(transition, reward, policy, gamma, terminal),
+        series_action_values(transition, reward, policy, gamma, terminal),
+        atol=1e-10,
+    )
+
+
+@given(seed=seeds, gamma=discounts)
+def test_action_values_average_to_state_values_under_the_policy(seed, gamma):
+    transition, reward, policy, terminal, _ = random_mdp(np.random.default_rng(seed), 4, 3)
+    q_values = action_values(transition, reward, policy, gamma, terminal)
+    values = state_values(transition, reward, policy, gamma, terminal)
+    np.testing.assert_allclose((policy * q_values).sum(axis=1)[~terminal], values[~terminal])
+
+
+@given(seed=seeds, gamma=discounts)
+def test_advantages_are_q_minus_v_with_zero_policy_mean(seed, gamma):
+    transition, reward, policy, terminal, _ = random_mdp(np.random.default_rng(seed), 4, 3)
+    advantages = advantage_values(transition, reward, policy, gamma, terminal)
+    q_values = series_action_values(transition, reward, policy, gamma, terminal)
+    values = live_state_values(transition, reward, policy, gamma, terminal)
+    np.testing.assert_allclose(advantages, (q_values - values[:, None]) * ~terminal[:, None])
+    np.testing.assert_allclose((policy * advantages).sum(axis=1)[~terminal], 0.0, atol=1e-10)
+
+
+@pytest.mark.parametrize("function", [state_values, action_values, advantage_values])
+def test_rows_of_terminal_states_are_ignored(function):
+    rng = np.random.default_rng(11)
+    transition, reward, policy, terminal, _ = random_mdp(rng, 5, 2, num_terminal=2)
+    garbage = with_garbage_terminal_rows(transition, reward, policy, terminal, rng)
+    np.testing.assert_allclose(
+        function(*garbage, 0.9, terminal),
+        function(transition, reward, policy, 0.9, terminal),
+        rtol=1e-14,
+        atol=1e-14,
+    )

@@ -27,5 +27,15 @@ def test_readme_python_examples_run():
     for block in blocks:
         namespace: dict = {}
         exec(compile(block, "README.md", "exec"), namespace)
-    # The example's comment states the chain's values.
+    # The examples' comments state what the calls return.
     np.testing.assert_allclose(namespace["mdp"].tiny_chain(0.9), [0.9, 1.0, 0.0])
+    packed = namespace["returns"].packed_discounted_returns(
+        namespace["rewards"],
+        namespace["next_values"],
+        namespace["terminated"],
+        namespace["truncated"],
+        gamma=0.5,
+    )
+    np.testing.assert_allclose(packed, [1.5, 1.0, 4.0, 6.0])
+    score = namespace["distributions"].categorical_score([0.0, 0.0], 1)
+    np.testing.assert_allclose(score, [-0.5, 0.5])

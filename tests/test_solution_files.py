@@ -2,7 +2,8 @@
 
 The checks run once for the solution of every exercise the grader knows (the specifications
 in ``rlfound/grading/exercises/``), and every ``solutions/*.py`` file must belong to one, so
-a new solution cannot escape them. The value of each solution is tested per chapter, in
+a new solution cannot escape them (``solutions/__init__.py`` only makes the folder the
+installed package ``rlfound.solutions``). The value of each solution is tested per chapter, in
 ``test_solutions*.py``.
 
 The functions a student writes in a solution file are the specification's ``functions``
@@ -85,7 +86,7 @@ def raises_not_implemented(statement: ast.stmt) -> bool:
 
 
 def test_every_solution_file_belongs_to_an_exercise():
-    files = {path.resolve() for path in SOLUTIONS.glob("*.py")}
+    files = {path.resolve() for path in SOLUTIONS.glob("*.py") if path.name != "__init__.py"}
     claimed = {exercise.solution_path for exercise in EXERCISES.values()}
     assert files, f"no solutions in {SOLUTIONS}"
     orphans = sorted(path.name for path in files - claimed)

@@ -1,9 +1,11 @@
-"""The reference solutions of chapter 2's code exercises are right.
+"""Chapter 2's reference solutions are right, and so are the claims of its solutions page.
 
 Every solution is checked against the library and against an independent hand computation.
-The numbers the solutions page states for the derivation exercises are checked here too. The
-files themselves (solution markers, starters, imports, docstring examples) are checked for
-every exercise in ``test_solution_files.py``.
+The numbers and identities the solutions page states for the derivation exercises are
+checked here too, except those that rest on the chapter's runs of figure fig-format-drift
+(solution (c) of "Credit to formatting"), which ``test_chapter02_claims.py`` checks where it
+repeats those runs. The files themselves (solution markers, starters, imports, docstring
+examples) are checked for every exercise in ``test_solution_files.py``.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import itertools
 import numpy as np
 import pytest
 
-from rlfound import mdp, tokens
+from rlfound import pomdp, tokens
 from tests._solutions import load_solution
+from tests.oracles import BIGRAM_TABLE, central_differences, random_distributions, softmax_rows
 
 TIGER_STAY = np.eye(2)[:, None, :]
 TIGER_SENSOR = np.array([[0.85, 0.15], [0.15, 0.85]])
@@ -23,15 +26,7 @@ parser = load_solution("parser_marginal")
 bayes = load_solution("belief_update")
 
 # The chapter's bigram model.
-BOOK_TABLE = np.array(
-    [
-        [-1.5, -1.5, 0.0, 1.5],
-        [-1.5, -1.5, 0.5, 0.5],
-        [-0.5, 1.0, 0.0, -0.5],
-        [-0.5, 0.0, 0.5, 0.5],
-        [1.0, 0.6, 0.6, -0.5],
-    ]
-)
+BOOK_TABLE = BIGRAM_TABLE  # tests.oracles
 BOOK_ACTIONS = np.array([0, 1, -1, -1])
 
 
@@ -41,8 +36,7 @@ BOOK_ACTIONS = np.array([0, 1, -1, -1])
 def by_hand(table, length, token_actions, num_actions):
     """Plain loops over every response: probability products and the first-action parser."""
     vocab_size = table.shape[1]
-    z = np.exp(table - table.max(axis=1, keepdims=True))
-    next_token = z / z.sum(axis=1, keepdims=True)
+    next_token = softmax_rows(table)
     result = np.zeros(num_actions)
     for response in itertools.product(range(vocab_size), repeat=length):
         probability, previous = 1.0, vocab_size
@@ -110,8 +104,7 @@ def test_action_probabilities_edge_cases():
     # no action token at all: nothing parses
     np.testing.assert_array_equal(parser.action_probabilities(table, 3, [-1, -1, -1], 2), [0, 0])
     # every token is an action: only the first token matters
-    z = np.exp(table[3])
-    first = z / z.sum()
+    first = softmax_rows(table[3])
     got = parser.action_probabilities(table, 3, np.array([0, 1, 1]), 2)
     np.testing.assert_allclose(got, [first[0], first[1] + first[2]], atol=1e-14)
     # huge logits: exact and finite
@@ -156,17 +149,17 @@ def test_belief_update_tiger_numbers_by_hand():
 def test_belief_update_matches_the_library_and_enumeration():
     rng = np.random.default_rng(14)
     for states, actions, observations in [(2, 1, 2), (3, 2, 3), (5, 3, 2)]:
-        transition = rng.dirichlet(np.ones(states), size=(states, actions))
-        sensor = rng.dirichlet(np.ones(observations), size=states)
-        prior = rng.dirichlet(np.ones(states))
+        transition = random_distributions(rng, (states, actions, states))
+        sensor = random_distributions(rng, (states, observations))
+        prior = random_distributions(rng, (states,))
         history_a = rng.integers(actions, size=5)
         history_o = rng.integers(observations, size=5)
         belief = prior
         for a, o in zip(history_a, history_o, strict=True):
-            library = mdp.belief_update(belief, int(a), int(o), transition, sensor)
+            library = pomdp.belief_update(belief, int(a), int(o), transition, sensor)
             belief = bayes.belief_update(belief, int(a), int(o), transition, sensor)
             np.testing.assert_allclose(belief, library, atol=1e-14)
-        brute = mdp.belief_by_enumeration(prior, history_a, history_o, transition, sensor)
+        brute = pomdp.belief_by_enumeration(prior, history_a, history_o, transition, sensor)
         np.testing.assert_allclose(belief, brute, atol=1e-13)
 
 
@@ -205,17 +198,105 @@ def test_belief_update_rejects_bad_input(arguments, name):
 # --- Numbers stated in the solutions of the derivation exercises -------------------------
 
 
-def test_tiger_belief_solution_numbers():
-    left_left = np.array([0.7225, 0.0225]) / 0.745
-    open_right = 10 * left_left[0] - 100 * left_left[1]
-    open_left = -100 * left_left[0] + 10 * left_left[1]
-    assert open_right == pytest.approx(4.975 / 0.745) == pytest.approx(6.678, abs=5e-4)
-    assert open_left == pytest.approx(-96.678, abs=5e-4)
-    beliefs = mdp.belief_filter([0.5, 0.5], [0, 0], [0, 0], TIGER_STAY, TIGER_SENSOR)
-    np.testing.assert_allclose(beliefs[-1], left_left, atol=1e-15)
-    # after left then right: open now -45; listen once more and open -1 + (8.5 - 15) = -7.5
-    assert 0.5 * 10 + 0.5 * -100 == -45
-    assert -1 + 0.85 * 10 + 0.15 * -100 == pytest.approx(-7.5)
+def tiger_posterior(heard):
+    """Pr(tiger left, tiger right | heard) for a static tiger, by Bayes' rule written out."""
+    joint = np.array([0.5, 0.5])
+    for o in heard:
+        joint = joint * TIGER_SENSOR[:, o]
+    return joint / joint.sum()
+
+
+def door_values(belief):
+    """Expected reward of opening (left, right): +10 if the tiger is behind the other door."""
+    return np.array([-100 * belief[0] + 10 * belief[1], 10 * belief[0] - 100 * belief[1]])
+
+
+def test_after_left_left_the_belief_is_0_7225_over_0_745():
+    np.testing.assert_allclose(tiger_posterior([0, 0]), [0.7225 / 0.745, 0.0225 / 0.745])
+    assert tiger_posterior([0, 0])[0] == pytest.approx(0.9698, abs=5e-5)
+
+
+def test_after_left_left_opening_right_earns_6_678_and_opening_left_minus_96_68():
+    left, right = door_values(tiger_posterior([0, 0]))
+    assert right == pytest.approx(4.975 / 0.745) == pytest.approx(6.678, abs=5e-4)
+    assert left == pytest.approx(-96.68, abs=5e-3)
+
+
+def test_after_left_right_the_belief_is_back_at_the_prior_and_either_door_earns_minus_45():
+    np.testing.assert_allclose(tiger_posterior([0, 1]), [0.5, 0.5], atol=1e-15)
+    np.testing.assert_allclose(door_values(tiger_posterior([0, 1])), [-45, -45])
+
+
+def test_after_left_right_one_more_listen_then_opening_is_worth_minus_7_5():
+    belief = tiger_posterior([0, 1])
+    value = -1.0
+    for o in (0, 1):
+        hear_o = belief @ TIGER_SENSOR[:, o]  # Pr(o | history)
+        value += hear_o * door_values(tiger_posterior([0, 1, o])).max()
+    assert value == pytest.approx(-7.5, abs=1e-12)
+    assert door_values(tiger_posterior([0, 1, 0])).max() == pytest.approx(-6.5, abs=1e-12)
+
+
+def forward_recursion(table, length, token_actions, num_actions):
+    """Pr(a) by the solution's forward recursion over alpha_j, written with explicit loops."""
+    vocab_size = table.shape[1]
+    next_token = softmax_rows(table)
+    alpha = np.zeros(vocab_size + 1)
+    alpha[vocab_size] = 1.0  # all mass on the start row
+    result = np.zeros(num_actions)
+    for _ in range(length):
+        new_alpha = np.zeros(vocab_size + 1)
+        for w in range(vocab_size + 1):
+            for y in range(vocab_size):
+                mass = alpha[w] * next_token[w, y]
+                if token_actions[y] >= 0:
+                    result[token_actions[y]] += mass
+                else:
+                    new_alpha[y] += mass
+        alpha = new_alpha
+    return result
+
+
+def test_the_forward_recursion_of_the_solution_equals_enumeration():
+    rng = np.random.default_rng(15)
+    cases = [(BOOK_TABLE, 3, BOOK_ACTIONS, 2)]
+    for vocab_size, length in [(2, 5), (3, 4), (5, 3)]:
+        table = rng.normal(scale=2.0, size=(vocab_size + 1, vocab_size))
+        cases.append((table, length, rng.integers(-1, 3, size=vocab_size), 3))
+    for case in cases:
+        np.testing.assert_allclose(forward_recursion(*case), by_hand(*case), atol=1e-14)
+
+
+def test_the_nll_is_minimized_at_the_empirical_next_token_frequencies():
+    """Solution of "Where teacher forcing stops": zero gradient and the count formula."""
+    rng = np.random.default_rng(16)
+    texts = np.array(list(itertools.product(range(4), repeat=3)))
+    multiplicity = rng.integers(1, 6, size=len(texts)).astype(float)
+    previous = np.concatenate([np.full((len(texts), 1), 4), texts[:, :-1]], axis=1)
+    counts = np.zeros((5, 4))
+    for rows, text, m in zip(previous, texts, multiplicity, strict=True):
+        for w, y in zip(rows, text, strict=True):
+            counts[w, y] += m
+
+    def nll(table):
+        logp = np.log(softmax_rows(table))
+        return -sum(
+            m * logp[rows, text].sum()
+            for rows, text, m in zip(previous, texts, multiplicity, strict=True)
+        )
+
+    empirical = counts / counts.sum(axis=1, keepdims=True)
+    mle_table = np.log(empirical)
+    assert np.abs(central_differences(nll, mle_table)).max() < 1e-5
+    assert nll(mle_table) == pytest.approx(-np.sum(counts * np.log(empirical)), rel=1e-12)
+    for _ in range(5):
+        assert nll(mle_table + 0.1 * rng.normal(size=mle_table.shape)) > nll(mle_table)
+
+
+def test_the_pushed_table_of_solution_c_has_pr_a_0_99():
+    pushed = BOOK_TABLE.copy()
+    pushed[4, 0] += 5.0
+    assert by_hand(pushed, 3, BOOK_ACTIONS, 2)[0] == pytest.approx(0.99, abs=5e-3)
 
 
 @pytest.mark.parametrize("batch", [2, 3, 8])

@@ -15,36 +15,29 @@ from math import comb
 import numpy as np
 import pytest
 
-from rlfound import gradcheck, groups, mdp, policy_gradient
+from rlfound import bandits, episodes, groups, mdp, policy_gradient
 from rlfound.grading.spec import BUILTIN_DIR, load_file
 from tests._solutions import load_solution
+from tests.oracles import (
+    central_differences,
+    conversation_logits,
+    conversation_mdp,
+    conversation_return,
+    random_mdp,
+    reinforce_by_hand,
+    softmax_rows,
+)
 
 action_values = load_solution("action_values")
 reinforce = load_solution("reward_to_go_reinforce")
 
-# The chapter's two-turn conversation.
-P_GOOD = np.array([[0.6, 0.4], [0.8, 0.5], [0.3, 0.7]])
-POLICY = np.array([[0.5, 0.5], [0.8, 0.2], [0.4, 0.6], [0.5, 0.5], [0.5, 0.5]])
-TERMINAL = np.array([False, False, False, True, True])
+# The chapter's two-turn conversation and policy (terminal rows uniform, never used).
+TRANSITION, REWARD, TERMINAL, INITIAL = conversation_mdp(2)
+POLICY = softmax_rows(conversation_logits(2))
 
 
-def conversation(p_good=P_GOOD):
-    transition = np.zeros((5, 2, 5))
-    reward = np.zeros((5, 2, 5))
-    for state, good, bad in ((0, 1, 2), (1, 3, 4), (2, 3, 4)):
-        transition[state, :, good] = p_good[state]
-        transition[state, :, bad] = 1.0 - p_good[state]
-        reward[state, :, good] = 1.0
-    transition[3, :, 3] = transition[4, :, 4] = 1.0
-    return transition, reward
-
-
-def random_mdp(rng, num_states, num_actions):
-    transition = rng.dirichlet(np.ones(num_states), size=(num_states, num_actions))
-    reward = rng.normal(size=(num_states, num_actions, num_states))
-    policy = rng.dirichlet(np.ones(num_actions), size=num_states)
-    terminal = np.arange(num_states) == num_states - 1
-    return transition, reward, policy, terminal
+def conversation():
+    return TRANSITION.copy(), REWARD.copy()
 
 
 # --- Action values -----------------------------------------------------------------------
@@ -70,7 +63,7 @@ def test_q_values_for_the_conversation_by_hand():
 def test_q_values_match_the_library_and_satisfy_both_identities(gamma):
     rng = np.random.default_rng(int(gamma * 100))
     for num_states, num_actions in [(1, 1), (2, 2), (3, 3), (6, 2), (8, 4)]:
-        transition, reward, policy, terminal = random_mdp(rng, num_states, num_actions)
+        transition, reward, policy, terminal, _ = random_mdp(rng, num_states, num_actions)
         if num_states == 1:
             terminal = np.array([False])
         q = action_values.q_values(transition, reward, policy, gamma, terminal)
@@ -141,20 +134,6 @@ def test_q_values_refuses_undiscounted_loops():
 # --- REINFORCE estimates -----------------------------------------------------------------
 
 
-def hand_estimate(logits, states, actions, rewards, gamma, reward_to_go):
-    """One episode without padding, as a double loop."""
-    z = np.exp(logits - logits.max(axis=1, keepdims=True))
-    policy = z / z.sum(axis=1, keepdims=True)
-    result = np.zeros_like(logits)
-    total = sum(gamma**k * r for k, r in enumerate(rewards))
-    for t, (s, a) in enumerate(zip(states, actions, strict=False)):
-        to_go = sum(gamma**k * rewards[k] for k in range(t, len(rewards)))  # gamma^t G_t
-        weight = to_go if reward_to_go else total
-        for b in range(logits.shape[1]):
-            result[s, b] += weight * ((1.0 if b == a else 0.0) - policy[s, b])
-    return result
-
-
 def test_reinforce_estimates_for_the_chapter_episode():
     logits = np.log(POLICY)
     args = (logits, [[0, 1, 4]], [[0, 1]], [[1.0, 0.0]], 1.0)
@@ -170,32 +149,31 @@ def test_reinforce_estimates_for_the_chapter_episode():
 @pytest.mark.parametrize("reward_to_go", [True, False])
 def test_reinforce_estimates_match_hand_and_library(gamma, reward_to_go):
     rng = np.random.default_rng(5)
-    transition, reward, policy, terminal = random_mdp(rng, 5, 3)
+    transition, reward, policy, terminal, _ = random_mdp(rng, 5, 3)
     logits = np.log(policy)
-    batch = mdp.sample_episodes(
-        transition, reward, policy, np.ones(5) / 5, 6, seed=2, num_episodes=40, terminal=terminal
+    batch = episodes.sample_episodes(
+        transition, reward, policy, np.ones(5) / 5, 6, num_episodes=40, terminal=terminal, rng=2
     )
     ours = reinforce.reinforce_estimates(
-        logits, batch["states"], batch["actions"], batch["rewards"], gamma, reward_to_go
+        logits, batch.states, batch.actions, batch.rewards, gamma, reward_to_go
     )
     assert ours.shape == (40, 5, 3)
-    assert (batch["actions"] < 0).any()  # some episodes ended early: padding is exercised
-    for n in range(40):
-        length = int((batch["actions"][n] >= 0).sum())
-        hand = hand_estimate(
+    assert (batch.actions < 0).any()  # some episodes ended early: padding is exercised
+    for n, length in enumerate(batch.lengths):
+        hand = reinforce_by_hand(
             logits,
-            batch["states"][n, :length],
-            batch["actions"][n, :length],
-            batch["rewards"][n, :length],
+            batch.states[n, :length],
+            batch.actions[n, :length],
+            batch.rewards[n, :length],
             gamma,
             reward_to_go,
         )
         np.testing.assert_allclose(ours[n], hand, atol=1e-12)
         library = policy_gradient.reinforce_trajectory_gradient(
             logits,
-            batch["states"][n],
-            batch["actions"][n],
-            batch["rewards"][n],
+            batch.states[n],
+            batch.actions[n],
+            batch.rewards[n],
             gamma,
             reward_to_go=reward_to_go,
         )
@@ -205,24 +183,15 @@ def test_reinforce_estimates_match_hand_and_library(gamma, reward_to_go):
 @pytest.mark.parametrize("gamma", [1.0, 0.9])
 @pytest.mark.parametrize("reward_to_go", [True, False])
 def test_reinforce_estimates_are_unbiased_on_the_conversation(gamma, reward_to_go):
-    transition, reward = conversation()
     logits = np.random.default_rng(1).normal(size=(5, 2))
-    policy = policy_gradient.tabular_softmax_policy(logits)
-    initial = np.eye(5)[0]
-    episodes = mdp.enumerate_episodes(transition, reward, policy, initial, 2, TERMINAL)
+    listed = episodes.enumerate_episodes(
+        TRANSITION, REWARD, softmax_rows(logits), INITIAL, 2, TERMINAL
+    )
     estimates = reinforce.reinforce_estimates(
-        logits,
-        np.array([e["states"] for e in episodes]),
-        np.array([e["actions"] for e in episodes]),
-        np.array([e["rewards"] for e in episodes]),
-        gamma,
-        reward_to_go,
+        logits, listed.states, listed.actions, listed.rewards, gamma, reward_to_go
     )
-    mean = np.tensordot([e["probability"] for e in episodes], estimates, axes=1)
-    gradient = gradcheck.numerical_gradient(
-        lambda x: policy_gradient.expected_return(x, transition, reward, initial, gamma, TERMINAL),
-        logits,
-    )
+    mean = np.tensordot(listed.weights, estimates, axes=1)
+    gradient = central_differences(lambda x: conversation_return(x, 2, gamma), logits)
     np.testing.assert_allclose(mean, gradient, atol=1e-8)
 
 
@@ -264,18 +233,11 @@ def test_reinforce_estimates_rejects_bad_input(change, name):
 
 def undiscounted_reward_to_go(logits, states, actions, rewards, gamma, reward_to_go):
     """A common bug: weight step t by G_t instead of gamma^t G_t (the total form is right)."""
-    z = np.exp(logits - logits.max(axis=1, keepdims=True))
-    policy = z / z.sum(axis=1, keepdims=True)
     estimates = np.zeros((len(actions), *logits.shape))
     for n in range(len(actions)):
-        length = int((actions[n] >= 0).sum())
-        episode = rewards[n, :length]
-        total = sum(gamma**k * r for k, r in enumerate(episode))
-        for t in range(length):
-            to_go = sum(gamma ** (k - t) * episode[k] for k in range(t, length))
-            weight = to_go if reward_to_go else total
-            s, a = states[n, t], actions[n, t]
-            estimates[n, s] += weight * (np.eye(logits.shape[1])[a] - policy[s])
+        estimates[n] = reinforce_by_hand(
+            logits, states[n], actions[n], rewards[n], gamma, reward_to_go, keep_discount=False
+        )
     return estimates
 
 
@@ -308,11 +270,14 @@ def test_the_bellman_check_rejects_state_values_copied_into_q():
 # --- Numbers the solutions page states -----------------------------------------------------
 
 
-def test_trajectory_score_solution_numbers():
-    assert 0.5 * 0.6 * 0.2 * 0.5 == pytest.approx(0.03)
-    assert 0.5 * 0.3 * 0.2 * 0.75 == pytest.approx(0.0225)
-    sigmoid = 1.0 / (1.0 + np.exp(-np.log(0.5)))
-    assert 1.0 - sigmoid == pytest.approx(2.0 / 3.0)  # d/dtheta log sigmoid(theta)
+def test_a_user_sharing_the_parameters_adds_two_thirds_to_the_score():
+    """d/dθ log σ(θ) at θ = log 0.5, the extra gradient entry the solutions page quotes."""
+
+    def log_sigmoid(theta):
+        return -np.log1p(np.exp(-theta[0]))
+
+    extra = central_differences(log_sigmoid, np.array([np.log(0.5)]))[0]
+    assert extra == pytest.approx(2.0 / 3.0, abs=1e-8)
 
 
 def grpo_scale(p, size):
@@ -328,11 +293,11 @@ def grpo_scale(p, size):
 def test_grpo_binary_scale_closed_form(p, size):
     logits = np.log([p, 1 - p])
     q = np.array([1.0, 0.0])
-    gradient = policy_gradient.exact_bandit_gradient(logits, q)
+    gradient = bandits.exact_bandit_gradient(logits, q)
     grpo = functools.partial(groups.group_normalized_advantages, eps=0.0)
-    update = policy_gradient.enumerate_group_gradient(logits, q, size, grpo)
+    update = groups.enumerate_group_gradient(logits, q, size, grpo)
     np.testing.assert_allclose(update, grpo_scale(p, size) * gradient, rtol=1e-10, atol=1e-15)
-    loo = policy_gradient.enumerate_group_gradient(logits, q, size, groups.leave_one_out_advantages)
+    loo = groups.enumerate_group_gradient(logits, q, size, groups.leave_one_out_advantages)
     np.testing.assert_allclose(loo, gradient, rtol=1e-10, atol=1e-15)
     assert grpo_scale(p, size) <= np.sqrt((size - 1) / size / (p * (1 - p))) + 1e-12
     if size == 2:
@@ -371,23 +336,27 @@ def search_agent(cost):
     return transition, reward
 
 
+AGENT_LOGITS = np.array([[0.0, 0.5], [0.3, 0.0], [1.0, -1.0], [0.0, 0.0], [0.0, 0.0]])
+AGENT_TERMINAL = np.array([False, False, False, True, True])
+
+
 def counterexample_variances(cost):
     transition, reward = search_agent(cost)
-    terminal = np.array([False, False, False, True, True])
-    logits = np.array([[0.0, 0.5], [0.3, 0.0], [1.0, -1.0], [0.0, 0.0], [0.0, 0.0]])
-    policy = policy_gradient.tabular_softmax_policy(logits)
-    episodes = mdp.enumerate_episodes(transition, reward, policy, np.eye(5)[0], 3, terminal)
-    probabilities = np.array([e["probability"] for e in episodes])
+    listed = episodes.enumerate_episodes(
+        transition, reward, softmax_rows(AGENT_LOGITS), np.eye(5)[0], 3, AGENT_TERMINAL
+    )
     result = []
     for reward_to_go in (False, True):
         estimates = np.array(
             [
-                hand_estimate(logits, e["states"], e["actions"], e["rewards"], 1.0, reward_to_go)
-                for e in episodes
+                reinforce_by_hand(AGENT_LOGITS, s[:n], a[:n], r[:n], 1.0, reward_to_go)
+                for s, a, r, n in zip(
+                    listed.states, listed.actions, listed.rewards, listed.lengths, strict=True
+                )
             ]
         )
-        mean = np.tensordot(probabilities, estimates, axes=1)
-        result.append(probabilities @ np.sum((estimates - mean) ** 2, axis=(1, 2)))
+        mean = np.tensordot(listed.weights, estimates, axes=1)
+        result.append(listed.weights @ np.sum((estimates - mean) ** 2, axis=(1, 2)))
     return result
 
 
@@ -399,3 +368,39 @@ def test_reward_to_go_counterexample():
     assert total == pytest.approx(to_go, abs=1e-12)
     total, to_go = counterexample_variances(-0.1)
     assert total > to_go
+
+
+def search_agent_optimal_baseline(cost):
+    """b* of the search agent's turns by eq-optimal-baseline-two-actions, with q written out.
+
+    Turn t: answer pays 1 with probability 0.2, 0.5, 0.8; search pays -cost and reaches the
+    next turn with probability 0.8 (never from the last turn).
+    """
+    policy = softmax_rows(AGENT_LOGITS)
+    success = (0.2, 0.5, 0.8)
+    values = np.zeros(4)
+    b_star = np.zeros(3)
+    for turn in reversed(range(3)):
+        answer = success[turn]
+        search = -cost + (0.8 * values[turn + 1] if turn < 2 else 0.0)
+        values[turn] = policy[turn] @ [answer, search]
+        b_star[turn] = policy[turn, 1] * answer + policy[turn, 0] * search
+    return b_star
+
+
+def test_search_agent_optimal_baseline_quoted_on_the_solutions_page():
+    b_star = search_agent_optimal_baseline(0.1)
+    assert b_star[0] > 0.2 and round(b_star[1], 2) == 0.47 and round(b_star[2], 2) == 0.01
+    transition, reward = search_agent(0.1)
+    listed = episodes.enumerate_episodes(
+        transition, reward, softmax_rows(AGENT_LOGITS), np.eye(5)[0], 3, AGENT_TERMINAL
+    )
+    library = policy_gradient.optimal_state_baseline(
+        AGENT_LOGITS, listed.states, listed.actions, listed.rewards, 1.0, listed.weights
+    )
+    np.testing.assert_allclose(library[:3], b_star, atol=1e-12)
+
+
+def test_search_agent_total_return_form_is_less_noisy_by_00193():
+    total, to_go = counterexample_variances(0.1)
+    assert total - to_go == pytest.approx(-0.0193, abs=5e-5)

@@ -1,58 +1,61 @@
-"""The reference solution of chapter 4's code exercise is right.
+"""The reference solution of chapter 4's code exercise is right, and so are the numbers of
+the solutions page.
 
-It is checked against the library, against hand computations and an independent per-episode
-loop, and against its grading specification, evaluated in-process: the reference must pass
-every check and its starter none. The file itself (solution markers, starter, imports,
-docstring examples) is checked with every other solution file in ``test_solution_files.py``.
+The solution is checked against the per-episode loops of ``tests.oracles``, against hand
+computations, and against its grading specification, evaluated in-process: the reference must
+pass every check and its starter none. The numbers the solutions page states for the
+derivation exercises (the pessimistic critic, folding, the clock, the prefix-blind critic) are
+recomputed here, on the chapter's tasks as ``tests.oracles`` builds them for the claims tests
+too. The file itself
+(solution markers, starter, imports, docstring examples) is checked with every other solution
+file in ``test_solution_files.py``.
 """
 
 from __future__ import annotations
 
+import itertools
 import traceback
 
 import numpy as np
 import pytest
 
-from rlfound import advantages, returns
 from rlfound.grading import spec
 from rlfound.grading.starter import strip_solutions
 from tests._solutions import SOLUTIONS, load_module, load_solution
+from tests.oracles import (
+    BEGIN,
+    DRAFT,
+    HUB,
+    JOB,
+    JOB_GAMMA,
+    JOB_LAM,
+    QUICK,
+    REVISED,
+    START,
+    SUBMIT,
+    SUBMIT_OR_WORK,
+    TESTED,
+    TOKEN_BIGRAM,
+    central_differences,
+    episode_segments,
+    gae_from_deltas,
+    hub_preference,
+    packed_gae_loop,
+    packed_returns_loop,
+    padded_episodes_by_hand,
+    policy_average,
+    random_packed,
+    softmax_rows,
+    token_gradient_variance,
+    token_task,
+    trained_state_only_critic,
+)
 
 SPEC_FILE = spec.BUILTIN_DIR / "gae_timeouts.py"
 
 SOURCE = (SOLUTIONS / "gae_timeouts.py").read_text(encoding="utf-8")
 solution = load_solution("gae_timeouts")
 gae = solution.gae_with_timeouts
-
-
-def per_episode(rewards, values, next_values, terminated, truncated, gamma, lam):
-    """Independent reference for one row: split at boundaries, scalar recursion per episode."""
-    out = np.zeros(len(rewards))
-    start = 0
-    for end in range(len(rewards)):
-        if not (terminated[end] or truncated[end] or end == len(rewards) - 1):
-            continue
-        running = 0.0
-        for t in range(end, start - 1, -1):
-            if t == end:
-                bootstrap = 0.0 if terminated[t] else next_values[t]
-            else:
-                bootstrap = next_values[t]
-            running = rewards[t] + gamma * bootstrap - values[t] + gamma * lam * running
-            out[t] = running
-        start = end + 1
-    return out
-
-
-def random_case(rng, shape):
-    kind = rng.choice(3, size=shape, p=[0.6, 0.2, 0.2])
-    return (
-        rng.normal(size=shape),
-        rng.normal(size=shape),
-        rng.normal(size=shape),
-        kind == 1,
-        kind == 2,
-    )
 
 
 # --- the function itself -------------------------------------------------------------------
@@ -64,19 +67,12 @@ def test_the_students_test_passes():
 
 @pytest.mark.parametrize("shape", [(1,), (7,), (3, 10), (2, 3, 15)])
 @pytest.mark.parametrize(("gamma", "lam"), [(0.99, 0.95), (1.0, 1.0), (0.0, 0.0), (0.9, 0.0)])
-def test_matches_the_library_and_a_per_episode_loop(shape, gamma, lam):
-    rng = np.random.default_rng(hash((shape, gamma, lam)) % 2**32)
-    rewards, values, next_values, terminated, truncated = random_case(rng, shape)
-    got = gae(rewards, values, next_values, terminated, truncated, gamma, lam)
+def test_matches_a_per_episode_loop(shape, gamma, lam):
+    rng = np.random.default_rng([*shape, round(100 * gamma), round(100 * lam)])
+    batch = random_packed(rng, shape, p_end=0.2)
+    got = gae(*batch, gamma, lam)
     assert got.shape == shape and got.dtype == np.float64
-    library = advantages.batched_gae(
-        rewards, values, next_values, terminated, truncated, gamma, lam
-    )
-    np.testing.assert_allclose(got, library, rtol=1e-12, atol=1e-12)
-    flat = [x.reshape(-1, shape[-1]) for x in (rewards, values, next_values, terminated, truncated)]
-    for row in range(flat[0].shape[0]):
-        expected = per_episode(*(x[row] for x in flat), gamma, lam)
-        np.testing.assert_allclose(got.reshape(-1, shape[-1])[row], expected, atol=1e-12)
+    np.testing.assert_allclose(got, packed_gae_loop(*batch, gamma, lam), atol=1e-12)
 
 
 def test_hand_computed_edge_cases():
@@ -102,20 +98,18 @@ def test_hand_computed_edge_cases():
 
 
 def test_lambda_one_plus_values_is_the_bootstrapped_return():
-    rng = np.random.default_rng(3)
-    rewards, values, next_values, terminated, truncated = random_case(rng, (4, 12))
-    inside = ~(terminated | truncated)[:, :-1]
-    next_values[:, :-1][inside] = values[:, 1:][inside]
-    got = gae(rewards, values, next_values, terminated, truncated, 0.97, 1.0) + values
-    expected = returns.batched_discounted_returns(
-        rewards, terminated, truncated, 0.97, next_values=next_values
+    rewards, values, next_values, terminated, truncated = random_packed(
+        np.random.default_rng(3), (4, 12), p_end=0.2
     )
+    got = gae(rewards, values, next_values, terminated, truncated, 0.97, 1.0) + values
+    expected = packed_returns_loop(rewards, next_values, terminated, truncated, 0.97)
     np.testing.assert_allclose(got, expected, atol=1e-12)
 
 
 def test_terminal_next_values_are_never_read():
-    rng = np.random.default_rng(4)
-    rewards, values, next_values, terminated, truncated = random_case(rng, (3, 9))
+    rewards, values, next_values, terminated, truncated = random_packed(
+        np.random.default_rng(4), (3, 9), p_end=0.2
+    )
     changed = np.where(terminated, 1e6, next_values)
     np.testing.assert_array_equal(
         gae(rewards, values, next_values, terminated, truncated, 0.9, 0.8),
@@ -209,3 +203,201 @@ def test_the_specification_catches_a_timeout_marked_terminal(tmp_path):
     outcomes = run_checks(spec.load_file(SPEC_FILE), buggy)
     for name in ("random-boundaries", "edge-cases", "folding-identity", "graded-long-batches"):
         assert not outcomes[name].passed, name
+
+
+# --- the numbers of the solutions page ------------------------------------------------------
+
+
+# The submit-or-work task and its exact solution, the job task, and the 2 + 2 token task are
+# those of tests.oracles (section "Chapter 4's tasks").
+TASK = SUBMIT_OR_WORK
+
+
+def pessimistic_updates(c=-0.25):
+    """The TD actor-critic's expected update with V = v + c, and the true gradient."""
+    bias = TASK.td_bias(np.where(TASK.live, c, 0.0))
+    return TASK.expected_update(TASK.advantages + bias), TASK.expected_update(TASK.advantages), bias
+
+
+def test_pessimistic_critic_bias_table():
+    _, _, bias = pessimistic_updates()
+    np.testing.assert_allclose(
+        bias[TASK.live], [[0.25, 0.0], [0.25, 0.0], [0.25, 0.075]], atol=1e-12
+    )
+
+
+def test_pessimistic_critic_update_numbers():
+    td, true, _ = pessimistic_updates()
+    np.testing.assert_allclose(td[:, SUBMIT], [-0.0125, 0.0203, 0.0622], atol=5e-5)
+    np.testing.assert_allclose(td[:, SUBMIT] / true[:, SUBMIT], [0.181, -0.761, 1.394], atol=5e-4)
+    assert np.all(td[:, SUBMIT] > true[:, SUBMIT])  # every "submit" component moves up
+
+
+def test_pessimistic_critic_matters_most_in_the_revised_state():
+    """The page leads with the sign flip in the revised state; the draft keeps < 1/5."""
+    td, true, _ = pessimistic_updates()
+    assert true[REVISED, SUBMIT] < 0 < td[REVISED, SUBMIT]
+    assert 0 < td[DRAFT, SUBMIT] / true[DRAFT, SUBMIT] < 0.2
+    assert td[TESTED, SUBMIT] / true[TESTED, SUBMIT] == pytest.approx(1.4, abs=0.01)
+
+
+def test_a_constant_error_cancels_when_no_action_can_end_the_episode():
+    """gamma = 0.9, every transition into a terminal state sent back to the draft instead."""
+    looping = TASK.transition.copy()
+    looping[:3, :, DRAFT] += looping[:3, :, TASK.terminal].sum(axis=2)
+    looping[:3, :, TASK.terminal] = 0.0
+    error = np.where(TASK.live, -0.25, 0.0)
+    bias = 0.9 * np.einsum("sat,t->sa", looping, error) - error[:, None]
+    centered = bias - np.sum(TASK.policy * bias, axis=1, keepdims=True)
+    np.testing.assert_allclose(centered[TASK.live], 0.0, atol=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lambda_one_targets_lose_the_discounted_bootstrap(seed):
+    """Timeouts marked terminal: each lambda = 1 target k steps before a cut loses
+    gamma^(k + 1) V_next, and nothing changes elsewhere."""
+    rewards, _, next_values, terminated, truncated = random_packed(
+        np.random.default_rng(seed), (5, 15)
+    )
+    gamma = 0.95
+    honored = packed_returns_loop(rewards, next_values, terminated, truncated, gamma)
+    marked = packed_returns_loop(
+        rewards, next_values, terminated | truncated, np.zeros_like(truncated), gamma
+    )
+    predicted = np.zeros(rewards.shape)
+    for row in range(rewards.shape[0]):
+        for start, stop in episode_segments(terminated[row] | truncated[row]):
+            end = stop - 1
+            if truncated[row, end]:
+                for t in range(start, stop):
+                    predicted[row, t] = -(gamma ** (end - t + 1)) * next_values[row, end]
+    assert truncated.any()
+    np.testing.assert_allclose(marked - honored, predicted, atol=1e-12)
+
+
+# The time-limited job task: values with n steps left, by backward induction.
+JOB_HORIZON = 5
+
+
+def finite_horizon_values():
+    """v_n = r_pi + gamma P_pi v_(n-1), v_0 = 0, and the preference q_n(start) - q_n(quick)."""
+    _, r_pi = policy_average(JOB.transition, JOB.reward, JOB.policy, JOB.terminal)
+    values = np.zeros((JOB_HORIZON + 1, 2))
+    preference = np.zeros(JOB_HORIZON + 1)
+    for n in range(1, JOB_HORIZON + 1):
+        values[n] = r_pi + JOB_GAMMA * JOB.p_pi @ values[n - 1]
+        q = np.einsum("sat,sat->sa", JOB.transition, JOB.reward + JOB_GAMMA * values[n - 1])
+        preference[n] = q[HUB, START] - q[HUB, QUICK]
+    return values, preference
+
+
+def job_windows():
+    """Every window of JOB_HORIZON steps from the hub: (states, actions, rewards, probs)."""
+    states, actions, rewards, _, probs = padded_episodes_by_hand(
+        JOB.transition, JOB.reward, JOB.policy, JOB.initial, JOB_HORIZON, JOB.terminal
+    )
+    return states, actions, rewards, probs
+
+
+def test_finite_horizon_values_and_preferences():
+    values, preference = finite_horizon_values()
+    np.testing.assert_allclose(values[[1, 5], HUB], [0.25, 2.8358], atol=5e-5)
+    assert preference[1] == pytest.approx(-0.5)
+    assert np.all(preference[2:] > 0)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.5, 0.95, 1.0])
+def test_time_aware_critic_reaches_the_finite_horizon_values_in_h_rounds(lam):
+    """Regression on lambda-return targets of (state, steps left) from a random start."""
+    values, _ = finite_horizon_values()
+    states, _, rewards, probs = job_windows()
+    weights = np.repeat(probs[:, None], JOB_HORIZON, axis=1)
+    left = np.broadcast_to(JOB_HORIZON - np.arange(JOB_HORIZON), rewards.shape)
+    now = states[:, :-1]
+    table = np.random.default_rng(0).normal(size=(2, JOB_HORIZON + 1))
+    table[:, 0] = 0.0  # no steps left: the deadline is a true termination, worth 0
+    for _ in range(JOB_HORIZON):
+        deltas = rewards + JOB_GAMMA * table[states[:, 1:], left - 1] - table[now, left]
+        targets = gae_from_deltas(deltas, JOB_GAMMA, lam) + table[now, left]
+        for s, n in itertools.product(range(2), range(1, JOB_HORIZON + 1)):
+            cell = (now == s) & (left == n)
+            if cell.any():
+                table[s, n] = np.sum(weights[cell] * targets[cell]) / np.sum(weights[cell])
+    visited = [(s, n) for s in range(2) for n in range(1, 6) if ((now == s) & (left == n)).any()]
+    for s, n in visited:
+        assert table[s, n] == pytest.approx(values[n, s], abs=1e-12)
+
+
+def test_time_aware_preference_averaged_over_the_hub_visits():
+    values, _ = finite_horizon_values()
+    states, actions, rewards, probs = job_windows()
+    left = np.broadcast_to(JOB_HORIZON - np.arange(JOB_HORIZON), rewards.shape)
+    now, after = states[:, :-1], states[:, 1:]
+    deltas = rewards + JOB_GAMMA * values[left - 1, after] - values[left, now]
+    weights = np.repeat(probs[:, None], JOB_HORIZON, axis=1)
+    for lam in (0.0, 0.95):
+        estimates = gae_from_deltas(deltas, JOB_GAMMA, lam)
+        preference = hub_preference(estimates, weights, now, actions)
+        assert preference == pytest.approx(0.3094, abs=5e-5)
+
+
+def test_state_only_critic_of_the_time_limited_task():
+    """The page's state-only numbers: V(hub) 2.70 and preferences -0.26 and +0.25."""
+    critic, preference = trained_state_only_critic(JOB_HORIZON, 0.0, True)
+    assert critic[HUB] == pytest.approx(2.7013, abs=5e-5)
+    assert preference == pytest.approx(-0.2647, abs=5e-5)
+    _, preference = trained_state_only_critic(JOB_HORIZON, JOB_LAM, True)
+    assert preference == pytest.approx(0.2540, abs=5e-5)
+
+
+# The prefix-blind critic on the 2 + 2 task.
+BLIND_LAMBDAS = (0.0, 0.5, 0.95, 1.0)
+TOKEN = token_task(4)
+
+
+def blind_critic_updates():
+    responses, previous, probs, outcome, _ = TOKEN
+    length = responses.shape[1]
+    success = probs @ outcome
+    rewards = np.zeros(responses.shape)
+    rewards[:, -1] = outcome
+    critic = np.zeros((len(responses), length + 1))
+    critic[:, :length] = success  # the least-squares fit of every position is J
+    deltas = rewards + critic[:, 1:] - critic[:, :-1]
+
+    def exact_objective(table):
+        return token_task(length, softmax_rows(table))[2] @ outcome
+
+    exact = central_differences(exact_objective, np.log(TOKEN_BIGRAM))
+    updates = {}
+    for lam in BLIND_LAMBDAS:
+        credit = gae_from_deltas(deltas, 1.0, lam)
+        updates[lam], _ = token_gradient_variance(responses, previous, probs, credit)
+    return updates, exact
+
+
+def test_prefix_blind_critic_is_the_average_of_the_exact_critic():
+    """V_j = E[v_pi(x_<j)] = J = 0.248 at every position (the tower property)."""
+    _, _, probs, outcome, prefix_value = TOKEN
+    assert probs @ outcome == pytest.approx(0.248, abs=1e-12)
+    np.testing.assert_allclose(probs @ prefix_value[:, :-1], 0.248, atol=1e-12)
+
+
+def test_prefix_blind_critic_scales_the_first_token_by_lambda_to_the_l_minus_1():
+    updates, exact = blind_critic_updates()
+    for lam in BLIND_LAMBDAS:
+        ratio = updates[lam][BEGIN] / exact[BEGIN]
+        np.testing.assert_allclose(ratio, lam**3, atol=1e-7)
+
+
+def test_prefix_blind_critic_cosines_printed_on_the_page():
+    updates, exact = blind_critic_updates()
+    cosines = [
+        np.sum(updates[lam] * exact) / np.linalg.norm(updates[lam]) / np.linalg.norm(exact)
+        for lam in BLIND_LAMBDAS
+    ]
+    np.testing.assert_allclose(cosines, [0.558, 0.714, 0.998, 1.000], atol=5e-4)
+
+
+def test_prefix_blind_critic_thousand_token_weight():
+    assert 0.95**999 == pytest.approx(5.6e-23, rel=0.01)  # "about 6e-23": nothing

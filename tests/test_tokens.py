@@ -1,4 +1,9 @@
-"""Token sequences as actions (chapter 2): eq-sequence-logprob, eq-parser-marginal, eq-nll."""
+"""rlfound.tokens: sequences as actions — log-probabilities, bigram models, parsers, NLL.
+
+References: explicit loops over tokens and sequences, the softmax written out
+(tests.oracles.softmax_rows), exact enumeration of every sequence of a bigram model, and
+central differences for the cross-entropy gradient.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from rlfound.policy_gradient import categorical_score
 from rlfound.tokens import (
     bigram_logits,
     cross_entropy_logit_gradient,
@@ -21,263 +25,263 @@ from rlfound.tokens import (
     sequence_logprob,
     token_logprobs,
 )
+from tests.oracles import central_differences, softmax_rows
 
 finite = st.floats(min_value=-8.0, max_value=8.0, allow_nan=False, allow_infinity=False)
+batch_shapes = st.sampled_from([(), (1,), (3,), (2, 2)])
 
 
-def loop_log_softmax(row):
-    """log softmax of one row with plain Python floats."""
-    top = max(row)
-    log_total = top + math.log(sum(math.exp(z - top) for z in row))
-    return [z - log_total for z in row]
-
-
-def logits_and_tokens(draw, batch_shape, length, vocab):
+@st.composite
+def token_batches(draw):
+    """logits (..., L, V) and tokens (..., L)."""
+    batch_shape, length, vocab = (
+        draw(batch_shapes),
+        draw(st.integers(0, 5)),
+        draw(st.integers(1, 5)),
+    )
     logits = draw(hnp.arrays(np.float64, (*batch_shape, length, vocab), elements=finite))
     tokens = draw(hnp.arrays(np.int64, (*batch_shape, length), elements=st.integers(0, vocab - 1)))
     return logits, tokens
 
 
 @st.composite
-def token_batches(draw):
-    batch_shape = draw(st.sampled_from([(), (1,), (3,), (2, 2)]))
-    length = draw(st.integers(0, 5))
-    vocab = draw(st.integers(1, 5))
-    return logits_and_tokens(draw, batch_shape, length, vocab)
+def logprobs_and_masks(draw):
+    """Per-token log-probabilities (..., L) and a bool mask of the same shape."""
+    shape = (*draw(batch_shapes), draw(st.integers(0, 5)))
+    logprobs = draw(hnp.arrays(np.float64, shape, elements=st.floats(-20.0, 0.0)))
+    return logprobs, draw(hnp.arrays(np.bool_, shape))
 
 
-# --- enumerate_sequences ---------------------------------------------------------------------
+def bigram_sequence_logprobs(table, sequences):
+    """log π(x) of every sequence (rows) of a bigram model."""
+    return sequence_logprob(token_logprobs(bigram_logits(table, sequences), sequences))
+
+
+# --- enumerate_sequences ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("vocab", "length"), [(1, 0), (1, 3), (2, 3), (3, 2), (4, 1), (5, 0)])
-def test_enumerate_sequences_are_base_v_digits_in_order(vocab, length):
+def test_enumerate_sequences_are_the_base_v_digits_of_the_row_index(vocab, length):
     sequences = enumerate_sequences(vocab, length)
     assert sequences.shape == (vocab**length, length)
-    assert sequences.dtype == np.int64
     for index, row in enumerate(sequences):
-        # Row i is i written in base V, most significant digit first.
         digits, rest = [], index
         for _ in range(length):
             rest, digit = divmod(rest, vocab)
             digits.append(digit)
         assert list(row) == digits[::-1]
-    assert len({tuple(row) for row in sequences}) == vocab**length
 
 
-# --- token_logprobs and sequence_logprob -----------------------------------------------------
+# --- token_logprobs and sequence_logprob ------------------------------------------------------
+
+
+def test_token_logprobs_by_hand():
+    logits = [[0.0, 0.0], [0.0, np.log(3.0)]]
+    np.testing.assert_allclose(token_logprobs(logits, [1, 0]), np.log([0.5, 0.25]), rtol=1e-14)
 
 
 @given(batch=token_batches())
-def test_token_logprobs_match_a_scalar_loop(batch):
+def test_token_logprobs_are_the_log_softmax_of_each_chosen_token(batch):
     logits, tokens = batch
     result = token_logprobs(logits, tokens)
     assert result.shape == tokens.shape
-    for index in np.ndindex(*tokens.shape):
-        expected = loop_log_softmax(list(logits[index]))[tokens[index]]
-        assert math.isclose(result[index], expected, rel_tol=1e-12, abs_tol=1e-12)
+    for index in np.ndindex(tokens.shape):
+        expected = math.log(softmax_rows(logits[index])[tokens[index]])
+        assert result[index] == pytest.approx(expected, abs=1e-12)
 
 
 def test_token_logprobs_stay_finite_for_huge_logits():
-    result = token_logprobs([[1000.0, -1000.0]], [1])
-    np.testing.assert_allclose(result, [-2000.0])
+    np.testing.assert_allclose(token_logprobs([[1000.0, -1000.0]], [1]), [-2000.0], rtol=1e-14)
 
 
-@given(batch=token_batches(), data=st.data())
-def test_sequence_logprob_is_the_masked_sum(batch, data):
-    logits, tokens = batch
-    logprobs = token_logprobs(logits, tokens)
-    mask = data.draw(hnp.arrays(np.bool_, logprobs.shape))
-    result = sequence_logprob(logprobs, mask)
+def test_sequence_logprob_of_one_sequence_is_the_log_of_the_product():
+    logprob = sequence_logprob(np.log([0.5, 0.2, 0.9]))
+    assert logprob == pytest.approx(math.log(0.5 * 0.2 * 0.9), rel=1e-14)
+
+
+@given(pair=logprobs_and_masks())
+def test_sequence_logprob_is_the_masked_sum_of_each_sequence(pair):
+    logprobs, mask = pair
+    result = np.asarray(sequence_logprob(logprobs, mask))
     assert result.shape == logprobs.shape[:-1]
-    for index in np.ndindex(*logprobs.shape[:-1]):
+    for index in np.ndindex(logprobs.shape[:-1]):
         expected = sum(lp for lp, keep in zip(logprobs[index], mask[index], strict=True) if keep)
-        assert math.isclose(result[index], expected, rel_tol=1e-12, abs_tol=1e-12)
-    np.testing.assert_allclose(sequence_logprob(logprobs), logprobs.sum(axis=-1), atol=1e-12)
-    np.testing.assert_array_equal(sequence_logprob(logprobs, mask.astype(int)), result)
+        assert result[index] == pytest.approx(expected, abs=1e-12)
 
 
-def test_sequence_logprob_of_a_probability_product():
-    probabilities = [0.5, 0.2, 0.9]
-    assert math.isclose(
-        float(sequence_logprob(np.log(probabilities))), math.log(0.5 * 0.2 * 0.9), rel_tol=1e-12
+@given(pair=logprobs_and_masks())
+def test_sequence_logprob_without_a_mask_counts_every_token(pair):
+    logprobs, _ = pair
+    result = np.asarray(sequence_logprob(logprobs))
+    for index in np.ndindex(logprobs.shape[:-1]):
+        assert result[index] == pytest.approx(math.fsum(logprobs[index]), abs=1e-12)
+
+
+# --- bigram_logits ------------------------------------------------------------------------------
+
+
+def test_bigram_logits_by_hand():
+    # Rows: after token 0, after token 1, at the start.
+    table = [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    np.testing.assert_array_equal(
+        bigram_logits(table, [[0, 0, 1], [1, 1, 0]]),
+        [[[4, 5], [0, 1], [0, 1]], [[4, 5], [2, 3], [2, 3]]],
     )
 
 
-# --- bigram model ------------------------------------------------------------------------------
-
-
 @given(data=st.data())
-def test_bigram_logits_use_the_previous_token_row(data):
+def test_bigram_logits_use_the_previous_tokens_row(data):
     vocab = data.draw(st.integers(1, 4))
     table = data.draw(hnp.arrays(np.float64, (vocab + 1, vocab), elements=finite))
-    batch_shape = data.draw(st.sampled_from([(), (2,), (2, 3)]))
-    length = data.draw(st.integers(0, 5))
-    tokens = data.draw(
-        hnp.arrays(np.int64, (*batch_shape, length), elements=st.integers(0, vocab - 1))
-    )
+    shape = (*data.draw(st.sampled_from([(), (2,), (2, 3)])), data.draw(st.integers(0, 5)))
+    tokens = data.draw(hnp.arrays(np.int64, shape, elements=st.integers(0, vocab - 1)))
     logits = bigram_logits(table, tokens)
-    assert logits.shape == (*batch_shape, length, vocab)
-    for index in np.ndindex(*batch_shape):
-        for j in range(length):
-            row = vocab if j == 0 else tokens[index][j - 1]
-            np.testing.assert_array_equal(logits[index][j], table[row])
+    assert logits.shape == (*shape, vocab)
+    for index in np.ndindex(shape):
+        j = index[-1]
+        previous = vocab if j == 0 else tokens[(*index[:-1], j - 1)]
+        np.testing.assert_array_equal(logits[index], table[previous])
 
 
-@pytest.mark.parametrize(("vocab", "length"), [(1, 3), (2, 1), (2, 4), (3, 3), (4, 2)])
-@pytest.mark.parametrize("seed", [0, 1])
-def test_bigram_sequence_probabilities_sum_to_one(vocab, length, seed):
-    table = np.random.default_rng(seed).normal(scale=2.0, size=(vocab + 1, vocab))
-    sequences = enumerate_sequences(vocab, length)
-    logprobs = sequence_logprob(token_logprobs(bigram_logits(table, sequences), sequences))
-    assert math.isclose(np.exp(logprobs).sum(), 1.0, rel_tol=1e-12)
+@pytest.mark.parametrize(("vocab", "length"), [(1, 3), (2, 1), (2, 4), (3, 3)])
+def test_bigram_sequence_probabilities_sum_to_one(vocab, length):
+    table = np.random.default_rng(vocab * 10 + length).normal(scale=2.0, size=(vocab + 1, vocab))
+    probabilities = np.exp(bigram_sequence_logprobs(table, enumerate_sequences(vocab, length)))
+    assert math.fsum(probabilities) == pytest.approx(1.0, rel=1e-12)
 
 
-def test_bigram_prefix_marginal_is_the_shorter_model():
-    # Summing the last token out of length-3 probabilities gives the length-2 probabilities:
-    # the model is autoregressive, the later tokens do not change earlier ones.
-    vocab = 3
-    table = np.random.default_rng(3).normal(size=(vocab + 1, vocab))
-    long = enumerate_sequences(vocab, 3)
-    short = enumerate_sequences(vocab, 2)
-    p_long = np.exp(sequence_logprob(token_logprobs(bigram_logits(table, long), long)))
-    p_short = np.exp(sequence_logprob(token_logprobs(bigram_logits(table, short), short)))
-    np.testing.assert_allclose(p_long.reshape(vocab**2, vocab).sum(axis=1), p_short, rtol=1e-12)
+def test_bigram_prefix_marginals_are_the_shorter_sequences_probabilities():
+    # Summing the last token out of the length-3 probabilities gives the length-2 ones: later
+    # tokens do not change earlier ones (the model is autoregressive).
+    table = np.random.default_rng(3).normal(size=(4, 3))
+    long = np.exp(bigram_sequence_logprobs(table, enumerate_sequences(3, 3)))
+    short = np.exp(bigram_sequence_logprobs(table, enumerate_sequences(3, 2)))
+    np.testing.assert_allclose(long.reshape(9, 3).sum(axis=1), short, rtol=1e-12)
 
 
-def test_bigram_probability_depends_on_order():
+def test_bigram_sequence_probability_depends_on_the_order_of_the_tokens():
+    # π(0, 1) = softmax(1, 0)[0] softmax(0, 2)[1]; π(1, 0) = softmax(1, 0)[1] softmax(0, -1)[0].
     table = np.array([[0.0, 2.0], [0.0, -1.0], [1.0, 0.0]])
-    pair = np.array([[0, 1], [1, 0]])
-    logprobs = sequence_logprob(token_logprobs(bigram_logits(table, pair), pair))
-    assert abs(logprobs[0] - logprobs[1]) > 0.1
+    logprobs = bigram_sequence_logprobs(table, np.array([[0, 1], [1, 0]]))
+    start = softmax_rows(table[2])
+    expected = [
+        start[0] * softmax_rows(table[0])[1],
+        start[1] * softmax_rows(table[1])[0],
+    ]
+    np.testing.assert_allclose(np.exp(logprobs), expected, rtol=1e-12)
 
 
-# --- parser_marginal ---------------------------------------------------------------------------
+# --- parser_marginal ----------------------------------------------------------------------------
 
 
 @given(data=st.data())
-def test_parser_marginal_equals_explicit_loop(data):
-    size = data.draw(st.integers(1, 12))
-    num_actions = data.draw(st.integers(1, 4))
-    weights = data.draw(
-        hnp.arrays(np.float64, (size + 1,), elements=st.floats(0.01, 1.0, allow_nan=False))
-    )
-    logprobs = np.log(weights[:size] / weights.sum())  # distinct sequences: total mass < 1
+def test_parser_marginal_sums_the_probabilities_of_the_texts_of_each_action(data):
+    size, num_actions = data.draw(st.integers(1, 12)), data.draw(st.integers(1, 4))
+    weights = data.draw(hnp.arrays(np.float64, (size + 1,), elements=st.floats(0.01, 1.0)))
+    logprobs = np.log(weights[:size] / weights.sum())  # distinct texts: total mass < 1
     actions = data.draw(hnp.arrays(np.int64, (size,), elements=st.integers(-1, num_actions - 1)))
     marginal = parser_marginal(logprobs, actions, num_actions)
-    assert marginal.shape == (num_actions,)
-    for action in range(num_actions):
-        expected = sum(math.exp(lp) for lp, a in zip(logprobs, actions, strict=True) if a == action)
-        assert math.isclose(marginal[action], expected, rel_tol=1e-12, abs_tol=1e-15)
-    parsed = sum(math.exp(lp) for lp, a in zip(logprobs, actions, strict=True) if a >= 0)
-    assert math.isclose(marginal.sum(), parsed, rel_tol=1e-12, abs_tol=1e-15)
+    expected = [
+        math.fsum(math.exp(lp) for lp, g in zip(logprobs, actions, strict=True) if g == a)
+        for a in range(num_actions)
+    ]
+    np.testing.assert_allclose(marginal, expected, rtol=1e-12, atol=1e-15)
 
 
 def test_parser_marginal_over_an_enumerated_bigram_model():
-    # g(x) = number of 1-tokens (0, 1 or 2), unparseable if the text starts with token 2.
-    vocab, length = 3, 3
-    table = np.random.default_rng(7).normal(size=(vocab + 1, vocab))
-    sequences = enumerate_sequences(vocab, length)
-    logprobs = sequence_logprob(token_logprobs(bigram_logits(table, sequences), sequences))
-    ones = (sequences == 1).sum(axis=1)
-    actions = np.where(sequences[:, 0] == 2, -1, np.minimum(ones, 2))
-    marginal = parser_marginal(logprobs, actions, 3)
-    probabilities = np.exp(logprobs)
-    unparsed = probabilities[sequences[:, 0] == 2].sum()
-    assert math.isclose(marginal.sum(), 1.0 - unparsed, rel_tol=1e-12)
+    # g(x) = the number of 1-tokens (capped at 2); unparseable if the text starts with 2.
+    sequences = enumerate_sequences(3, 3)
+    probabilities = np.exp(
+        bigram_sequence_logprobs(np.random.default_rng(7).normal(size=(4, 3)), sequences)
+    )
+    actions = np.where(sequences[:, 0] == 2, -1, np.minimum((sequences == 1).sum(axis=1), 2))
+    marginal = parser_marginal(np.log(probabilities), actions, 3)
     for action in range(3):
-        expected = sum(p for p, a in zip(probabilities, actions, strict=True) if a == action)
-        assert math.isclose(marginal[action], expected, rel_tol=1e-12)
+        assert marginal[action] == pytest.approx(probabilities[actions == action].sum(), rel=1e-12)
+    assert marginal.sum() == pytest.approx(1.0 - probabilities[sequences[:, 0] == 2].sum())
 
 
 def test_parser_marginal_is_accurate_for_tiny_probabilities():
-    # exp(-800) underflows to 0, but a sum of two such terms is computed in log space.
     marginal = parser_marginal([-700.0, -700.0], [0, 0], 1)
-    assert math.isclose(marginal[0], 2.0 * math.exp(-700.0), rel_tol=1e-12)
+    assert marginal[0] == pytest.approx(2.0 * math.exp(-700.0), rel=1e-12)
 
 
-def test_parser_marginal_action_without_sequences_is_zero():
+def test_parser_marginal_of_an_action_no_text_parses_to_is_zero():
     np.testing.assert_array_equal(parser_marginal(np.log([0.5, 0.5]), [2, 2], 3), [0, 0, 1])
 
 
-# --- negative log-likelihood and its gradient --------------------------------------------------
+# --- negative_log_likelihood --------------------------------------------------------------------
 
 
-@given(batch=token_batches(), data=st.data())
-def test_negative_log_likelihood_is_minus_the_explicit_sum(batch, data):
-    logits, tokens = batch
-    logprobs = token_logprobs(logits, tokens)
-    mask = data.draw(hnp.arrays(np.bool_, logprobs.shape))
-    expected = -sum(lp for lp, keep in zip(logprobs.ravel(), mask.ravel(), strict=True) if keep)
-    result = negative_log_likelihood(logprobs, mask)
-    assert isinstance(result, float)
-    assert math.isclose(result, expected, rel_tol=1e-12, abs_tol=1e-12)
-    assert result >= 0.0
-    assert math.isclose(
-        negative_log_likelihood(logprobs),
-        -float(np.sum(sequence_logprob(logprobs))),
-        rel_tol=1e-12,
-        abs_tol=1e-12,
+def test_negative_log_likelihood_by_hand():
+    nll = negative_log_likelihood(np.log([[0.5, 0.25], [0.5, 1.0]]), mask=[[1, 1], [0, 1]])
+    assert nll == pytest.approx(math.log(8.0), rel=1e-14)
+
+
+@given(pair=logprobs_and_masks())
+def test_negative_log_likelihood_is_minus_the_masked_sum_over_the_batch(pair):
+    logprobs, mask = pair
+    expected = -math.fsum(
+        lp for lp, keep in zip(logprobs.ravel(), mask.ravel(), strict=True) if keep
+    )
+    assert negative_log_likelihood(logprobs, mask) == pytest.approx(expected, abs=1e-12)
+
+
+# --- cross_entropy_logit_gradient ---------------------------------------------------------------
+
+
+def test_cross_entropy_logit_gradient_by_hand():
+    np.testing.assert_allclose(
+        cross_entropy_logit_gradient([[0.0, 0.0], [0.0, np.log(3.0)]], [0, 0]),
+        [[-0.5, 0.5], [-0.75, 0.75]],
+        rtol=1e-14,
     )
 
 
-def cross_entropy(z, y):
-    return -loop_log_softmax(list(z))[y]
-
-
 @given(data=st.data())
-def test_cross_entropy_gradient_matches_finite_differences(data):
+def test_cross_entropy_logit_gradient_equals_central_differences(data):
     batch_shape = data.draw(st.sampled_from([(), (2,), (2, 3)]))
     vocab = data.draw(st.integers(1, 5))
     logits = data.draw(hnp.arrays(np.float64, (*batch_shape, vocab), elements=finite))
     targets = data.draw(hnp.arrays(np.int64, batch_shape, elements=st.integers(0, vocab - 1)))
     gradient = cross_entropy_logit_gradient(logits, targets)
     assert gradient.shape == logits.shape
-    h = 1e-6
-    for index in np.ndindex(*batch_shape):
-        z, y = logits[index], int(targets[index])
-        for k in range(vocab):
-            step = np.zeros(vocab)
-            step[k] = h
-            numerical = (cross_entropy(z + step, y) - cross_entropy(z - step, y)) / (2 * h)
-            assert abs(gradient[index][k] - numerical) < 1e-6
-    np.testing.assert_allclose(gradient.sum(axis=-1), 0.0, atol=1e-12)
-
-
-def test_cross_entropy_gradient_is_minus_the_score():
-    logits = np.array([0.3, -1.2, 2.0, 0.0])
-    for target in range(4):
-        np.testing.assert_allclose(
-            cross_entropy_logit_gradient(logits, target), -categorical_score(logits, target)
+    for index in np.ndindex(batch_shape):
+        target = targets[index]
+        numerical = central_differences(
+            lambda z, target=target: -np.log(softmax_rows(z)[target]), logits[index]
         )
+        np.testing.assert_allclose(gradient[index], numerical, atol=1e-7)
 
 
-# --- turn values to tokens ---------------------------------------------------------------------
+# --- expand_turn_values_to_tokens ---------------------------------------------------------------
+
+
+def test_expand_turn_values_to_tokens_with_prompt_observation_and_padding_tokens():
+    # prompt, prompt, turn 0 (2 tokens), observation, turn 1 (3 tokens), padding
+    ids = [-1, -1, 0, 0, -1, 1, 1, 1, -1]
+    np.testing.assert_array_equal(
+        expand_turn_values_to_tokens([2.0, -1.0], ids), [0, 0, 2, 2, 0, -1, -1, -1, 0]
+    )
 
 
 @given(data=st.data())
-def test_expand_turn_values_matches_explicit_loop(data):
-    batch_shape = data.draw(st.sampled_from([(), (1,), (3,), (2, 2)]))
-    turns = data.draw(st.integers(0, 4))
-    length = data.draw(st.integers(0, 8))
+def test_expand_turn_values_to_tokens_copies_each_turns_value_to_its_tokens(data):
+    batch_shape = data.draw(batch_shapes)
+    turns, length = data.draw(st.integers(0, 4)), data.draw(st.integers(0, 8))
     values = data.draw(hnp.arrays(np.float64, (*batch_shape, turns), elements=finite))
     ids = data.draw(
         hnp.arrays(np.int64, (*batch_shape, length), elements=st.integers(-1, turns - 1))
     )
     result = expand_turn_values_to_tokens(values, ids)
     assert result.shape == ids.shape
-    for index in np.ndindex(*batch_shape):
-        for j in range(length):
-            turn = ids[index][j]
-            expected = 0.0 if turn == -1 else values[index][turn]
-            assert result[index][j] == expected
-    # Non-policy tokens get an exact zero, not a tiny number or -0.0 from a product.
-    assert not np.signbit(result[ids == -1]).any()
-    np.testing.assert_array_equal(result[ids == -1], 0.0)
+    for index in np.ndindex(ids.shape):
+        turn = ids[index]
+        assert result[index] == (0.0 if turn < 0 else values[(*index[:-1], turn)])
 
 
-def test_expand_turn_values_example_with_prompt_and_observation_tokens():
-    # prompt, prompt, turn 0 (2 tokens), observation, turn 1 (3 tokens), padding
-    ids = [-1, -1, 0, 0, -1, 1, 1, 1, -1]
-    np.testing.assert_array_equal(
-        expand_turn_values_to_tokens([2.0, -1.0], ids), [0, 0, 2, 2, 0, -1, -1, -1, 0]
-    )
+def test_tokens_the_policy_did_not_generate_get_an_exact_positive_zero():
+    # Not -0.0 (a product with a negative value would give one) and not a tiny number.
+    result = expand_turn_values_to_tokens([-3.0], [-1, 0, -1])
+    assert not np.signbit(result[[0, 2]]).any()
+    np.testing.assert_array_equal(result, [0.0, -3.0, 0.0])

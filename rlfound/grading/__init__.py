@@ -7,14 +7,27 @@ process alone computes the reference outputs, compares (:mod:`rlfound.grading.co
 scores (:mod:`rlfound.grading.grader`), and writes the reports
 (:mod:`rlfound.grading.report`).
 
-Modules: ``spec`` (the exercise format), ``starter`` (starters from reference solutions),
-``submissions`` (reading ``.py``/``.ipynb`` files as text), ``sandbox`` and ``worker`` (the
-process boundary), ``protocol`` (the wire format), ``compare``, ``grader``, ``report``,
+Modules, each importing only modules listed before it: ``compare`` (the tolerance
+comparison), ``spec`` (the exercise format), ``starter`` (starters from reference solutions),
+``submissions`` (reading ``.py``/``.ipynb`` files as text), ``protocol`` (the wire format),
+``worker`` and ``sandbox`` (the process boundary), ``results`` (what grading found),
+``grader``, ``atomic`` (atomic file writes), ``report`` (``results.json``, ``feedback.md``,
+``grades.csv``), ``batch`` (grading a class), ``verify`` (checking a specification) and
 ``gradescope`` (the autograder bundle). The ``rlfound`` command is :mod:`rlfound.cli`.
 """
 
-from rlfound.grading.grader import Grader, SubmissionResult, grade_batch
+from rlfound.grading.batch import grade_batch
+from rlfound.grading.grader import Grader
+from rlfound.grading.results import CheckResult, SubmissionResult
 from rlfound.grading.sandbox import Limits
 from rlfound.grading.spec import Exercise, load_exercises
 
-__all__ = ["Exercise", "Grader", "Limits", "SubmissionResult", "grade_batch", "load_exercises"]
+__all__ = [
+    "CheckResult",
+    "Exercise",
+    "Grader",
+    "Limits",
+    "SubmissionResult",
+    "grade_batch",
+    "load_exercises",
+]

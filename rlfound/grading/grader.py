@@ -10,56 +10,12 @@ worker is killed and a fresh one answers the remaining checks.
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
-import dataclasses
-import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
-
-from rlfound.grading import protocol, report, submissions
+from rlfound.grading import protocol, submissions
+from rlfound.grading.results import CheckResult, SubmissionResult
 from rlfound.grading.sandbox import Limits, Worker, WorkerError, resolve_mode
-from rlfound.grading.spec import CallError, Check, Exercise, Outcome, Prepared
+from rlfound.grading.spec import CallError, Check, Exercise, Function, Outcome, Prepared
 
 _MAX_ERROR_CHARS = 2000
-
-
-@dataclasses.dataclass(frozen=True)
-class CheckResult:
-    """The result of one check for one submission."""
-
-    name: str
-    score: float
-    max_score: float
-    passed: bool
-    message: str
-    public: bool
-    description: str
-
-
-@dataclasses.dataclass(frozen=True)
-class SubmissionResult:
-    """All check results of one submission, plus what it printed.
-
-    ``error`` is why the submission could not be run at all (missing, unreadable, failed to
-    import); ``grader_error`` is set instead when the grader itself failed (its worker could
-    not start), which is not the student's doing.
-    """
-
-    name: str
-    path: Path | None
-    checks: list[CheckResult]
-    error: str | None = None
-    output: str = ""
-    grader_error: str | None = None
-
-    @property
-    def score(self) -> float:
-        return float(sum(check.score for check in self.checks))
-
-    @property
-    def max_score(self) -> float:
-        return float(sum(check.max_score for check in self.checks))
 
 
 def _reply_to_value(reply):
@@ -75,6 +31,86 @@ def _reply_to_value(reply):
     if type(message) is not str:
         return CallError("the function failed")
     return CallError(message[:_MAX_ERROR_CHARS])
+
+
+class SignatureMismatch(ValueError):
+    """A check calls a function with keywords other than its declared parameters."""
+
+
+def _check_keywords(check: Check, function: Function, keywords) -> None:
+    names = function.parameter_names
+    if sorted(keywords) == sorted(names):
+        return
+    missing = [n for n in names if n not in keywords]
+    unexpected = [n for n in keywords if n not in names]
+    details = "; ".join(
+        f"{label} {', '.join(found)}"
+        for label, found in (("missing", missing), ("unexpected", unexpected))
+        if found
+    )
+    raise SignatureMismatch(
+        f"check {check.name!r} passes ({', '.join(keywords)}) to {function.name}, declared as "
+        f"{function.signature}: {details}"
+    )
+
+
+class _DeclaredReference:
+    """The reference module seen through the declared signatures: a declared function called
+    with other keywords raises :class:`SignatureMismatch` before the reference runs, instead
+    of a ``TypeError`` from deep inside a check."""
+
+    def __init__(self, module, exercise: Exercise, check: Check):
+        self._module = module
+        self._functions = {f.name: f for f in exercise.functions}
+        self._check = check
+
+    def __getattr__(self, name):
+        target = getattr(self._module, name)
+        declared = self._functions.get(name)
+        if declared is None or not callable(target):
+            return target
+
+        def call(**kwargs):
+            _check_keywords(self._check, declared, kwargs)
+            return target(**kwargs)
+
+        return call
+
+
+def prepare_check(exercise: Exercise, check: Check, reference, seed: int | None) -> Prepared:
+    """Draw a check's inputs with the exercise's generator for ``seed`` and compute what is
+    expected with ``reference`` (the imported reference solution).
+
+    Raises
+    ------
+    SignatureMismatch
+        If the check calls a declared function with keywords other than its parameters.
+    """
+    prepared = check.prepare(
+        exercise.rng(check, seed), _DeclaredReference(reference, exercise, check)
+    )
+    positional_calls(exercise, check, prepared)
+    return prepared
+
+
+def positional_calls(exercise: Exercise, check: Check, prepared: Prepared) -> list[tuple]:
+    """The calls of a prepared check as ``(function, arguments in declared order)``.
+
+    The worker passes arguments by position, so each call's keywords must be exactly the
+    declared parameters of its function.
+
+    Raises
+    ------
+    SignatureMismatch
+        Naming the check, the function, and the keywords missing or unexpected.
+    """
+    functions = {f.name: f for f in exercise.functions}
+    calls = []
+    for call in prepared.calls:
+        function = functions[call.function]
+        _check_keywords(check, function, call.kwargs)
+        calls.append((call.function, [call.kwargs[n] for n in function.parameter_names]))
+    return calls
 
 
 class Grader:
@@ -112,32 +148,26 @@ class Grader:
         self.limits = limits or Limits()
         self.block_processes = block_processes
         reference = exercise.reference()
-        parameters = {f.name: f.parameter_names for f in exercise.functions}
         self.checks: list[tuple[Check, Prepared, list]] = []
         for check in exercise.checks:
             if public_only and not check.public:
                 continue
-            prepared = check.prepare(exercise.rng(check, seed), reference)
-            calls = []
-            for call in prepared.calls:
-                names = parameters[call.function]
-                if sorted(call.kwargs) != sorted(names):
-                    raise ValueError(
-                        f"check {check.name!r} passes {sorted(call.kwargs)} to {call.function}, "
-                        f"which takes {names}"
-                    )
-                calls.append((call.function, [call.kwargs[n] for n in names]))
-            self.checks.append((check, prepared, calls))
+            prepared = prepare_check(exercise, check, reference, seed)
+            self.checks.append((check, prepared, positional_calls(exercise, check, prepared)))
 
     @property
     def max_score(self) -> float:
         return float(sum(check.points for check, _, _ in self.checks))
 
+    @property
+    def check_names(self) -> list[str]:
+        """Names of the checks this grader runs, in order."""
+        return [check.name for check, _, _ in self.checks]
+
     def grade(self, submission: submissions.Submission) -> SubmissionResult:
         """Grade one submission; never raises for anything the submission does."""
         if submission.source is None:
-            failed = [self.failed_result(check, submission.error) for check, _, _ in self.checks]
-            return SubmissionResult(submission.name, submission.path, failed, submission.error)
+            return self.not_run(submission.name, submission.path, submission.error)
         worker = Worker(
             submission.source,
             submission.name,
@@ -151,20 +181,20 @@ class Grader:
             running = False
             for check, prepared, calls in self.checks:
                 if import_error is not None:
-                    results.append(self.failed_result(check, import_error))
+                    results.append(CheckResult.failed(check, import_error))
                     continue
                 if not running:
                     import_error, infrastructure = self._start(worker)
                     if infrastructure:
                         grader_error = import_error
                     if import_error is not None:
-                        results.append(self.failed_result(check, import_error))
+                        results.append(CheckResult.failed(check, import_error))
                         continue
                     running = True
                 try:
                     replies = worker.call(calls)
                 except WorkerError as error:
-                    results.append(self.failed_result(check, error.reason))
+                    results.append(CheckResult.failed(check, error.reason))
                     running = False
                     continue
                 results.append(self._judge(check, prepared, [_reply_to_value(r) for r in replies]))
@@ -194,17 +224,10 @@ class Grader:
             return f"the submission could not be imported:\n{error}", False
         return None, False
 
-    def failed_result(self, check: Check, message: str | None) -> CheckResult:
-        """A zero-score result of ``check`` with ``message``."""
-        return CheckResult(
-            check.name,
-            0.0,
-            check.points,
-            False,
-            message or "failed",
-            check.public,
-            check.description,
-        )
+    def not_run(self, name: str, path, message: str) -> SubmissionResult:
+        """The result of a submission that could not be run at all: every check fails."""
+        failed = [CheckResult.failed(check, message) for check, _, _ in self.checks]
+        return SubmissionResult(name, path, failed, message)
 
     def _judge(self, check: Check, prepared: Prepared, values: list) -> CheckResult:
         try:
@@ -221,69 +244,3 @@ class Grader:
             check.public,
             check.description,
         )
-
-
-def grade_batch(
-    grader: Grader,
-    paths: Sequence[str | Path],
-    out_dir: str | Path,
-    *,
-    jobs: int = 1,
-    progress: bool | None = None,
-    on_result: Callable[[SubmissionResult], None] | None = None,
-) -> list[SubmissionResult]:
-    """Grade many submissions in parallel and write every report.
-
-    Writes ``out_dir/<name>/results.json`` and ``feedback.md`` as each submission finishes,
-    then ``out_dir/grades.csv``; every file is written atomically.
-
-    Parameters
-    ----------
-    grader : Grader
-        The grader of the exercise.
-    paths : sequence of path
-        Submission files or folders of them.
-    out_dir : path
-        Where the reports go (created if needed).
-    jobs : int
-        Submissions graded at the same time (one worker each).
-    progress : bool or None
-        Show a progress bar; None shows it when stderr is a terminal.
-    on_result : callable, optional
-        Called with each result as it completes.
-
-    Returns
-    -------
-    list of SubmissionResult
-        Sorted by submission name.
-    """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    named = submissions.expand(list(paths))
-    if progress is None:
-        progress = sys.stderr.isatty()
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(named), unit="submission", disable=not progress, file=sys.stderr)
-
-    def work(item):
-        name, path = item
-        result = grader.grade(submissions.read_submission(path, name))
-        report.write_submission(out_dir / name, grader, result)
-        return result
-
-    results = []
-    with (
-        contextlib.closing(bar),
-        concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
-    ):
-        futures = [pool.submit(work, item) for item in named]
-        for future in concurrent.futures.as_completed(futures):
-            result = future.result()
-            results.append(result)
-            bar.update()
-            if on_result is not None:
-                on_result(result)
-    results.sort(key=lambda r: r.name)
-    report.write_grades(out_dir / "grades.csv", grader, results)
-    return results

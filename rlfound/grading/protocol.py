@@ -112,7 +112,7 @@ def _encode(value, depth):
 
 
 def dumps(message) -> bytes:
-    """Serialise an already-encoded message to one frame (header + strict JSON)."""
+    """Serialize an already-encoded message to one frame (header + strict JSON)."""
     body = json.dumps(message, allow_nan=False, separators=(",", ":")).encode()
     if len(body) > MAX_MESSAGE_BYTES:
         raise ProtocolError(f"message of {len(body)} bytes exceeds {MAX_MESSAGE_BYTES}")

@@ -1,9 +1,9 @@
 """Write what grading found: Gradescope ``results.json``, ``feedback.md`` and ``grades.csv``.
 
-Every file is written atomically (to a temporary file in the same folder, then
-``os.replace``), so an interrupted run never leaves a half-written report, and a file a
-submission managed to drop where results go is replaced, not trusted. Nothing here depends on
-timing or temporary paths: the same seed produces byte-identical reports.
+Every function takes what it reports on (the exercise, the results, the names of the checks),
+never the grader, and every file is written atomically (:mod:`rlfound.grading.atomic`).
+Nothing here depends on timing or temporary paths: the same seed produces byte-identical
+reports.
 """
 
 from __future__ import annotations
@@ -11,51 +11,27 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # imported for annotations only, to avoid a cycle at run time
-    from rlfound.grading.grader import Grader, SubmissionResult
+from rlfound.grading.atomic import write_atomic
+from rlfound.grading.results import SubmissionResult
+from rlfound.grading.spec import Exercise
 
 _OUTPUT_CHARS = 2000
-
-
-def write_atomic_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (same-folder temporary file, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically."""
-    write_atomic_bytes(path, text.encode("utf-8"))
 
 
 def _number(x: float) -> float | int:
     return int(x) if float(x).is_integer() else round(float(x), 6)
 
 
-def results_json(grader: Grader, result: SubmissionResult) -> dict:
+def results_json(exercise: Exercise, result: SubmissionResult) -> dict:
     """The submission's results in Gradescope's schema.
 
     Public checks are ``visible``; graded-only checks are ``after_published`` (students see
     them once the instructor publishes grades). Parts graded by hand appear as tests worth 0
     automatic points whose output says so.
     """
-    exercise = grader.exercise
     tests = []
     for check in result.checks:
         tests.append(
@@ -99,9 +75,8 @@ def _fence(text: str) -> str:
     return f"{fence}text\n{text.replace(fence, '')}\n{fence}"
 
 
-def feedback_markdown(grader: Grader, result: SubmissionResult) -> str:
+def feedback_markdown(exercise: Exercise, result: SubmissionResult) -> str:
     """A readable report for the student: score, each check, manual parts, their output."""
-    exercise = grader.exercise
     lines = [
         f"# {exercise.title} — feedback for {result.name}",
         "",
@@ -143,16 +118,22 @@ def feedback_markdown(grader: Grader, result: SubmissionResult) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_submission(folder: Path, grader: Grader, result: SubmissionResult) -> None:
+def results_text(exercise: Exercise, result: SubmissionResult) -> str:
+    """``results.json`` as the text written to disk."""
+    return json.dumps(results_json(exercise, result), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_submission(folder: Path, exercise: Exercise, result: SubmissionResult) -> None:
     """Write ``results.json`` and ``feedback.md`` of one submission."""
-    document = json.dumps(results_json(grader, result), indent=2, ensure_ascii=False)
-    write_atomic(Path(folder) / "results.json", document + "\n")
-    write_atomic(Path(folder) / "feedback.md", feedback_markdown(grader, result))
+    write_atomic(Path(folder) / "results.json", results_text(exercise, result))
+    write_atomic(Path(folder) / "feedback.md", feedback_markdown(exercise, result))
 
 
-def write_grades(path: Path, grader: Grader, results: list[SubmissionResult]) -> None:
-    """Write the class's ``grades.csv``: submission, score, max_score, then one per check."""
-    names = [check.name for check, _, _ in grader.checks]
+def grades_csv(names: Sequence[str], results: Sequence[SubmissionResult]) -> str:
+    """The class's grade sheet: submission, score, max_score, then the points of each check.
+
+    ``names`` are the checks graded, in order (a check a result lacks scores 0).
+    """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["submission", "score", "max_score", *names])
@@ -166,4 +147,9 @@ def write_grades(path: Path, grader: Grader, results: list[SubmissionResult]) ->
                 *(scores.get(n, 0) for n in names),
             ]
         )
-    write_atomic(path, buffer.getvalue())
+    return buffer.getvalue()
+
+
+def write_grades(path: Path, names: Sequence[str], results: Sequence[SubmissionResult]) -> None:
+    """Write the class's ``grades.csv`` (see :func:`grades_csv`)."""
+    write_atomic(path, grades_csv(names, results))

@@ -2,10 +2,14 @@
 
 An exercise is one Python file that defines ``EXERCISE``, an :class:`Exercise`. The book's
 exercises live in ``rlfound/grading/exercises/``; an instructor adds more with
-``--exercises DIR`` in the same format. A specification is trusted code: the grader imports
-it (in its own process), and it points at the trusted reference solution. A short example::
+``--exercises DIR`` in the same format and checks them with ``rlfound verify``. A
+specification is trusted code: the grader imports it (in its own process), and it points at
+the trusted reference solution. Every field is a keyword. A short example, the book's
+``bellman-arithmetic`` exercise::
 
-    from rlfound.grading.spec import Answer, Compare, Exercise, Function, Manual
+    from rlfound.grading.spec import (
+        BOOK_SOLUTIONS, Answer, Compare, Exercise, Function, Manual,
+    )
 
     def random_gammas(rng):
         return [{"gamma": float(g)} for g in rng.uniform(0, 1, size=5)]
@@ -15,24 +19,41 @@ it (in its own process), and it points at the trusted reference solution. A shor
         title="Bellman arithmetic",
         chapter=1,
         stars=1,
-        solution="bellman_arithmetic.py",          # relative to this file
-        functions=[Function("chain_values", "gamma")],
+        solution=BOOK_SOLUTIONS / "bellman_arithmetic.py",
+        functions=[Function(name="chain_values", parameters="gamma")],
         checks=[
-            Answer("book-gamma", "chain_values", {"gamma": 0.8}, [0.8, 1.0, 0.0], points=1),
-            Compare("random-gamma", "chain_values", random_gammas, points=1, public=False),
+            Answer(
+                name="book-gamma",
+                function="chain_values",
+                kwargs={"gamma": 0.8},
+                expected=[0.8, 1.0, 0.0],
+                points=1,
+            ),
+            Compare(
+                name="random-gamma",
+                function="chain_values",
+                inputs=random_gammas,
+                points=1,
+                public=False,
+            ),
         ],
-        manual=[Manual("explanation", 1, "Why v(terminal) is 0.")],
+        manual=[Manual(name="explanation", points=1, description="Why v(terminal) is 0.")],
     )
+
+The book's specifications name their solution in the book's ``solutions/`` folder
+(:data:`BOOK_SOLUTIONS`); an instructor's own specification names its solution by a path
+relative to the specification file, such as ``solution="bellman_solution.py"`` for a file
+next to it.
 
 Check kinds (every check has a ``name``, ``points`` and ``public``; a public check runs in the
 student's self-check, a graded-only one (``public=False``) draws its inputs from the grading
-seed, which students never see):
+seed, which students never see). ``inputs`` is a list of keyword dictionaries (fixed edge
+cases) or a function of a ``numpy.random.Generator`` that returns one; the function must draw
+only from that generator, so the same seed gives the same inputs:
 
 :class:`Compare`
     The student's function against the reference on the same inputs: shape first (no
     broadcasting), finiteness, then ``|got - expected| <= atol + rtol * |expected|``.
-    ``inputs`` is a list of keyword dictionaries (fixed edge cases) or a function of a
-    ``numpy.random.Generator`` that returns one.
 :class:`Gradient`
     The student's gradient against central finite differences of a trusted objective.
 :class:`Property`
@@ -43,6 +64,8 @@ seed, which students never see):
     Bad input must raise a given exception type.
 :class:`Manual`
     A part graded by hand (a derivation); listed in the feedback, never scored automatically.
+
+``help(Compare)`` (or any other kind) shows every option and its default.
 """
 
 from __future__ import annotations
@@ -64,8 +87,25 @@ from rlfound.grading import compare
 
 #: Folder of the book's exercise specifications.
 BUILTIN_DIR = Path(__file__).resolve().parent / "exercises"
-#: Folder of the book's reference solutions (``solutions/`` at the repository root).
-BOOK_SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
+
+
+def _book_solutions() -> Path:
+    """The folder of the subpackage ``rlfound.solutions``, the book's reference solutions.
+
+    The book keeps them in ``solutions/`` at the repository root (its appendix includes them);
+    ``pyproject.toml`` maps that folder into the package, so an editable install, a wheel and
+    the Gradescope bundle all find it as ``rlfound.solutions``.
+    """
+    found = importlib.util.find_spec("rlfound.solutions")
+    if found is not None and found.submodule_search_locations:
+        return Path(next(iter(found.submodule_search_locations))).resolve()
+    # A checkout used without installing it (PYTHONPATH=.) has no such mapping; there the
+    # folder sits next to the package.
+    return Path(__file__).resolve().parents[2] / "solutions"
+
+
+#: Folder of the book's reference solutions: the subpackage ``rlfound.solutions``.
+BOOK_SOLUTIONS = _book_solutions()
 #: Seed of the inputs of public checks: fixed, so the self-check and grading agree.
 PUBLIC_SEED = 20_240_101
 
@@ -75,7 +115,7 @@ _DEFINES_EXERCISE = re.compile(r"^EXERCISE\s*=", re.MULTILINE)
 Inputs = Sequence[dict] | Callable[[np.random.Generator], Sequence[dict]]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Function:
     """A function the student writes.
 
@@ -142,7 +182,20 @@ class CallError:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Check(abc.ABC):
-    """Fields every check has, and the one method every kind implements."""
+    """Fields every check has, and the one method every kind implements.
+
+    Parameters
+    ----------
+    name : str
+        The check's name, a lowercase slug unique in its exercise (``"random-gammas"``).
+    points : float
+        What passing it is worth.
+    public : bool
+        Whether it runs in the students' self-check; ``False`` makes it graded-only, with
+        inputs drawn from the grading seed.
+    description : str
+        One sentence for the student: what the check tests.
+    """
 
     name: str
     points: float = 1.0
@@ -185,29 +238,27 @@ def _reference_value(reference, function: str, kwargs: dict) -> np.ndarray:
     return np.array(getattr(reference, function)(**_copy(kwargs)), dtype=np.float64)
 
 
-def _init(self, name, fields: dict, defaults: dict, options: dict):
-    """Shared constructor: positional specification fields, keyword options with defaults."""
-    unknown = set(options) - set(defaults) - {"points", "public", "description"}
-    if unknown:
-        raise TypeError(f"{type(self).__name__} got unknown option(s) {sorted(unknown)}")
-    values = {"points": 1.0, "public": True, "description": "", **defaults, **options}
-    object.__setattr__(self, "name", name)
-    for key, value in {**fields, **values}.items():
-        object.__setattr__(self, key, value)
-
-
-@dataclasses.dataclass(frozen=True, init=False)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Compare(Check):
-    """Compare a student function with the reference on given or generated inputs."""
+    """Compare a student function with the reference on given or generated inputs.
+
+    Parameters
+    ----------
+    name, points, public, description
+        As for every check (see :class:`Check`).
+    function : str
+        The function called, one of the exercise's ``functions``.
+    inputs : list of dict or callable
+        Keyword arguments of each call, or a function of a ``numpy.random.Generator`` that
+        returns them (drawing only from that generator).
+    rtol, atol : float
+        Entry ``i`` passes when ``|got_i - expected_i| <= atol + rtol * |expected_i|``.
+    """
 
     function: str
     inputs: Inputs
-    rtol: float
-    atol: float
-
-    def __init__(self, name, function, inputs, **options):
-        fields = {"function": function, "inputs": inputs}
-        _init(self, name, fields, {"rtol": 1e-7, "atol": 1e-9}, options)
+    rtol: float = 1e-7
+    atol: float = 1e-9
 
     def prepare(self, rng, reference):
         cases = _cases(self.inputs, rng)
@@ -226,26 +277,39 @@ class Compare(Check):
         return Prepared([Call(self.function, case) for case in cases], judge)
 
 
-@dataclasses.dataclass(frozen=True, init=False)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Gradient(Check):
     """Check a student's gradient against central finite differences of ``objective``.
 
     ``objective(**case)`` is trusted code from the specification, evaluated in the parent;
     the student's function receives the same ``case`` and must return the gradient with
     respect to the argument named ``wrt``.
+
+    Parameters
+    ----------
+    name, points, public, description
+        As for every check (see :class:`Check`).
+    function : str
+        The student's gradient function.
+    objective : callable
+        The scalar function whose gradient is wanted, called with the case's keywords.
+    wrt : str
+        The argument the gradient is taken with respect to.
+    inputs : list of dict or callable
+        As for :class:`Compare`.
+    eps : float
+        Step of the central differences.
+    rtol, atol : float
+        Tolerances of the comparison, as for :class:`Compare`.
     """
 
     function: str
     objective: Callable[..., float]
     wrt: str
     inputs: Inputs
-    eps: float
-    rtol: float
-    atol: float
-
-    def __init__(self, name, function, objective, wrt, inputs, **options):
-        fields = {"function": function, "objective": objective, "wrt": wrt, "inputs": inputs}
-        _init(self, name, fields, {"eps": 1e-6, "rtol": 1e-5, "atol": 1e-7}, options)
+    eps: float = 1e-6
+    rtol: float = 1e-5
+    atol: float = 1e-7
 
     def prepare(self, rng, reference):
         cases = _cases(self.inputs, rng)
@@ -274,23 +338,28 @@ class Gradient(Check):
         return Prepared([Call(self.function, case) for case in cases], judge)
 
 
-@dataclasses.dataclass(frozen=True, init=False)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Property(Check):
     """An invariant of the student's outputs.
 
-    ``function`` is one name or a tuple of names; each is called on every case. ``holds``
-    receives the outputs (one float64 array, or a dict name -> array for several functions)
-    and the case, and returns True (holds), False (fails; the description is shown) or a
-    string (fails with that message).
+    Parameters
+    ----------
+    name, points, public, description
+        As for every check (see :class:`Check`); the description is the failure message when
+        ``holds`` returns False.
+    function : str or tuple of str
+        The function, or functions, called on every case.
+    inputs : list of dict or callable
+        As for :class:`Compare`.
+    holds : callable
+        ``holds(outputs, case)`` receives the outputs (one float64 array, or a dict name ->
+        array for several functions) and the case, and returns True (holds), False (fails)
+        or a string (fails with that message).
     """
 
     function: str | tuple[str, ...]
     inputs: Inputs
     holds: Callable[[Any, dict], bool | str]
-
-    def __init__(self, name, function, inputs, holds, **options):
-        fields = {"function": function, "inputs": inputs, "holds": holds}
-        _init(self, name, fields, {}, options)
 
     @property
     def functions(self):
@@ -323,19 +392,29 @@ class Property(Check):
         return Prepared(calls, judge)
 
 
-@dataclasses.dataclass(frozen=True, init=False)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Answer(Check):
-    """A numeric answer: ``function(**kwargs)`` must equal ``expected`` within tolerance."""
+    """A numeric answer: ``function(**kwargs)`` must equal ``expected`` within tolerance.
+
+    Parameters
+    ----------
+    name, points, public, description
+        As for every check (see :class:`Check`).
+    function : str
+        The function called.
+    kwargs : dict
+        Its keyword arguments.
+    expected : array_like
+        The answer.
+    rtol, atol : float
+        Tolerances of the comparison, as for :class:`Compare`.
+    """
 
     function: str
     kwargs: dict
     expected: Any
-    rtol: float
-    atol: float
-
-    def __init__(self, name, function, kwargs, expected, **options):
-        fields = {"function": function, "kwargs": kwargs, "expected": expected}
-        _init(self, name, fields, {"rtol": 1e-9, "atol": 1e-9}, options)
+    rtol: float = 1e-9
+    atol: float = 1e-9
 
     def prepare(self, rng, reference):
         want = np.array(self.expected, dtype=np.float64)
@@ -353,18 +432,25 @@ class Answer(Check):
         return Prepared([Call(self.function, dict(self.kwargs))], judge)
 
 
-@dataclasses.dataclass(frozen=True, init=False)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Raises(Check):
-    """Bad input: ``function(**kwargs)`` must raise an exception of type ``error``."""
+    """Bad input: ``function(**kwargs)`` must raise an exception of type ``error``.
+
+    Parameters
+    ----------
+    name, points, public, description
+        As for every check (see :class:`Check`).
+    function : str
+        The function called.
+    kwargs : dict
+        Its (bad) keyword arguments.
+    error : str
+        Name of the exception type it must raise.
+    """
 
     function: str
     kwargs: dict
-    error: str
-
-    def __init__(self, name, function, kwargs, **options):
-        _init(
-            self, name, {"function": function, "kwargs": kwargs}, {"error": "ValueError"}, options
-        )
+    error: str = "ValueError"
 
     def prepare(self, rng, reference):
         call = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
@@ -379,21 +465,48 @@ class Raises(Check):
         return Prepared([Call(self.function, dict(self.kwargs))], judge)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Manual:
-    """A part of the exercise graded by hand (a derivation or an explanation)."""
+    """A part of the exercise graded by hand (a derivation or an explanation).
+
+    Parameters
+    ----------
+    name : str
+        Its name, a lowercase slug.
+    points : float
+        What it is worth (graded by the instructor, never automatically).
+    description : str
+        What the student must hand in.
+    """
 
     name: str
     points: float
     description: str
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Exercise:
     """One exercise: metadata, the functions the student writes, checks and manual parts.
 
-    ``solution`` is the reference solution file; a relative path is taken relative to the
-    specification file. It is loaded only in the grader's own process.
+    Parameters
+    ----------
+    id : str
+        A stable lowercase slug, e.g. ``"gae-recursion"``.
+    title : str
+        A short title.
+    chapter, stars : int
+        The book's chapter and the difficulty, 1 to 5 stars.
+    solution : str or Path
+        The reference solution file; a relative path is taken relative to the specification
+        file. It is loaded only in the grader's own process.
+    functions : sequence of Function
+        The functions the student writes.
+    checks : sequence of Check
+        The automatic checks.
+    manual : sequence of Manual
+        The parts graded by hand.
+    source : Path or None
+        The specification file; :func:`load_file` sets it.
     """
 
     id: str

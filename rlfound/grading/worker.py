@@ -21,7 +21,7 @@ Before the student's code runs the worker
   parent opened), so printing a fake reply reaches only that file;
 * lowers its resource limits (address space, CPU time, file size, open files, core dumps,
   processes) from the configuration the parent passes;
-* installs an audit hook (defence in depth, not a security boundary) that refuses reads
+* installs an audit hook (defense in depth, not a security boundary) that refuses reads
   outside the allowed folders, writes outside the working folder, process creation, signals
   to other processes, sockets, ``ctypes`` and raising resource limits.
 """

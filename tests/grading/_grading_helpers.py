@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
+import subprocess
+import sys
+import sysconfig
 import textwrap
+import urllib.request
+import zipfile
 from pathlib import Path
 from unittest import mock
 
@@ -20,6 +26,13 @@ REPO = Path(__file__).resolve().parents[2]
 requires_bwrap = pytest.mark.skipif(
     not bwrap_works(),
     reason="strong mode needs bubblewrap (bwrap) with working namespaces; not available here",
+)
+
+#: The book's solution of gae-recursion with one bug: the recursion forgets gamma.
+BUGGY_GAE = (
+    (REPO / "solutions" / "gae_recursion.py")
+    .read_text()
+    .replace("running = delta + gamma * lam * running", "running = delta + lam * running")
 )
 
 
@@ -127,13 +140,102 @@ def write_instructor_exercise(folder: Path) -> None:
                 chapter=2,
                 stars=1,
                 solution="double_solution.py",
-                functions=[Function("double", "x")],
+                functions=[Function(name="double", parameters="x")],
                 checks=[
-                    Answer("two", "double", {"x": 1.0}, 2.0),
-                    Compare("random", "double", inputs, public=False, points=3),
+                    Answer(name="two", function="double", kwargs={"x": 1.0}, expected=2.0),
+                    Compare(
+                        name="random", function="double", inputs=inputs, public=False, points=3
+                    ),
                 ],
-                manual=[Manual("why", 1, "Explain.")],
+                manual=[Manual(name="why", points=1, description="Explain.")],
             )
             """
         )
     )
+
+
+def outside_environment() -> dict:
+    """The environment of a command run as a teacher outside this checkout would run it: no
+    PYTHONPATH, no virtual environment of this checkout on PATH, so that nothing here can be
+    imported by accident."""
+    hidden = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "VIRTUAL_ENV"}
+    environment = {k: v for k, v in os.environ.items() if k not in hidden}
+    ours = (Path(sys.prefix) / "bin").resolve()
+    paths = environment.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+    environment["PATH"] = os.pathsep.join(p for p in paths if p and Path(p).resolve() != ours)
+    return environment
+
+
+@functools.cache
+def pypi_reachable() -> bool:
+    """Whether PyPI answers (tests that install rlfound's requirements need it)."""
+    try:
+        with urllib.request.urlopen("https://pypi.org/simple/pip/", timeout=15) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def require_pypi() -> None:
+    """Skip the calling test, with the reason, when PyPI cannot be reached."""
+    if not pypi_reachable():
+        pytest.skip("PyPI is not reachable from this machine; the test installs packages from it")
+
+
+def unpack_like_gradescope(bundle: Path, root: Path) -> Path:
+    """Lay a bundle out as Gradescope does in ``/autograder``, with ``root`` for /autograder.
+
+    The zip's contents go into ``root/source``, ``run_autograder`` is copied to ``root``,
+    and ``submission/`` and ``results/`` are created. Returns ``root/run_autograder``.
+    """
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(root / "source")
+        # Restore each file's permissions from the zip, as unzip does (zipfile does not).
+        for info in archive.infolist():
+            mode = (info.external_attr >> 16) & 0o777
+            if mode:
+                (root / "source" / info.filename).chmod(mode)
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    return root / "run_autograder"
+
+
+def run_autograder(script: Path, root: Path, **options) -> subprocess.CompletedProcess:
+    """Run ``script`` with ``root`` as the working folder, as Gradescope runs it."""
+    return subprocess.run(
+        [str(script)],
+        cwd=root,
+        env=outside_environment(),
+        capture_output=True,
+        text=True,
+        timeout=options.get("timeout", 300),
+        check=False,
+    )
+
+
+def requirements_only_venv(root: Path) -> Path:
+    """``root/venv``, as ``setup.sh`` leaves it: rlfound's requirements, but not rlfound.
+
+    A virtual environment without pip whose ``.pth`` file adds this environment's
+    site-packages. Python adds a ``.pth`` file's folders to ``sys.path`` but does not run the
+    ``.pth`` files inside them, so the editable install of rlfound (a ``.pth`` hook) stays out.
+    """
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = (venv / "lib").glob("python3*/site-packages")
+    (site / "requirements.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    probe = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import numpy, scipy, nbformat, psutil, tqdm, rlfound",
+        ],
+        cwd=root,
+        env=outside_environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "No module named 'rlfound'" in probe.stderr, probe.stderr
+    return venv

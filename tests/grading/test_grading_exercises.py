@@ -35,7 +35,7 @@ def test_the_four_chapter_one_exercises_are_declared():
     signatures = {f.signature for e in chapter_one for f in e.functions}
     assert signatures == {
         "chain_values(gamma)",
-        "bandit_gradient(logits, action_values)",
+        "bandit_gradient(logits, action_rewards)",
         "importance_sampling_value(target_probs, behavior_probs, rewards)",
         "gae_recursive(rewards, values, gamma, lam)",
         "gae_explicit(rewards, values, gamma, lam)",
@@ -165,8 +165,8 @@ def test_invalid_specifications_name_the_field(tmp_path):
             chapter=1,
             stars=1,
             solution="s.py",
-            functions=[Function("f", "x")],
-            checks=[Answer("a", "f", {"x": 1.0}, 1.0)],
+            functions=[Function(name="f", parameters="x")],
+            checks=[Answer(name="a", function="f", kwargs={"x": 1.0}, expected=1.0)],
         )
         fields.update(changes)
         return Exercise(**fields)
@@ -176,11 +176,14 @@ def test_invalid_specifications_name_the_field(tmp_path):
     with pytest.raises(ValueError, match="stars"):
         make(stars=9).validate()
     with pytest.raises(ValueError, match="undeclared"):
-        make(checks=[Answer("a", "g", {"x": 1.0}, 1.0)]).validate()
+        make(checks=[Answer(name="a", function="g", kwargs={"x": 1.0}, expected=1.0)]).validate()
     with pytest.raises(ValueError, match="unique"):
-        make(checks=[Answer("a", "f", {}, 1.0), Answer("a", "f", {}, 1.0)]).validate()
-    with pytest.raises(TypeError, match="unknown option"):
-        Compare("c", "f", [], tolerance=1)
+        twice = Answer(name="a", function="f", kwargs={}, expected=1.0)
+        make(checks=[twice, twice]).validate()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tolerance'"):
+        Compare(name="c", function="f", inputs=[], tolerance=1)
+    with pytest.raises(TypeError, match="positional"):
+        Compare("c", "f", [])
     bad = tmp_path / "bad.py"
     bad.write_text("EXERCISE = 1\n")
     with pytest.raises(ValueError, match="must define EXERCISE"):

@@ -25,7 +25,8 @@ from _grading_helpers import (
 )
 
 from rlfound.grading import load_exercises
-from rlfound.grading.grader import Grader, grade_batch
+from rlfound.grading.batch import grade_batch
+from rlfound.grading.grader import Grader
 from rlfound.grading.sandbox import Limits
 from rlfound.grading.starter import starter_source
 

@@ -102,47 +102,50 @@ EXERCISE = Exercise(
     stars=2,
     solution=BOOK_SOLUTIONS / "belief_update.py",
     functions=[
-        Function("belief_update", "belief, action, observation, transition, observation_model")
+        Function(
+            name="belief_update",
+            parameters="belief, action, observation, transition, observation_model",
+        )
     ],
     checks=[
         Answer(
-            "tiger-second-listen",
-            "belief_update",
-            {"belief": np.array([0.85, 0.15]), "action": 0, "observation": 0, **TIGER},
-            [0.7225 / 0.745, 0.0225 / 0.745],
+            name="tiger-second-listen",
+            function="belief_update",
+            kwargs={"belief": np.array([0.85, 0.15]), "action": 0, "observation": 0, **TIGER},
+            expected=[0.7225 / 0.745, 0.0225 / 0.745],
             description="The tiger heard on the left a second time: P(left) = 0.7225 / 0.745.",
         ),
         Compare(
-            "random-pomdps",
-            "belief_update",
-            random_pomdps,
+            name="random-pomdps",
+            function="belief_update",
+            inputs=random_pomdps,
             points=2,
             description="Matches the reference on random POMDPs.",
         ),
         Property(
-            "bayes-rule",
-            "belief_update",
-            random_pomdps,
-            bayes_over_state_pairs,
+            name="bayes-rule",
+            function="belief_update",
+            inputs=random_pomdps,
+            holds=bayes_over_state_pairs,
             description="Equals Bayes' rule applied to the pairs (s, s').",
         ),
         Property(
-            "distribution",
-            "belief_update",
-            random_pomdps,
-            is_distribution,
+            name="distribution",
+            function="belief_update",
+            inputs=random_pomdps,
+            holds=is_distribution,
             description="Returns a probability distribution.",
         ),
         Compare(
-            "sparse",
-            "belief_update",
-            sparse_pomdps,
+            name="sparse",
+            function="belief_update",
+            inputs=sparse_pomdps,
             description="Zeros in the belief, the dynamics and the sensor; a perfect sensor.",
         ),
         Raises(
-            "impossible-observation",
-            "belief_update",
-            {
+            name="impossible-observation",
+            function="belief_update",
+            kwargs={
                 "belief": np.array([1.0, 0.0]),
                 "action": 0,
                 "observation": 1,
@@ -152,40 +155,42 @@ EXERCISE = Exercise(
             description="An observation of probability 0 raises ValueError.",
         ),
         Raises(
-            "belief-not-a-distribution",
-            "belief_update",
-            {"belief": np.array([0.7, 0.7]), "action": 0, "observation": 0, **TIGER},
+            name="belief-not-a-distribution",
+            function="belief_update",
+            kwargs={"belief": np.array([0.7, 0.7]), "action": 0, "observation": 0, **TIGER},
             description="A belief that does not sum to 1 raises ValueError.",
         ),
         Raises(
-            "action-out-of-range",
-            "belief_update",
-            {"belief": np.array([0.5, 0.5]), "action": 1, "observation": 0, **TIGER},
+            name="action-out-of-range",
+            function="belief_update",
+            kwargs={"belief": np.array([0.5, 0.5]), "action": 1, "observation": 0, **TIGER},
             description="An action index outside [0, A) raises ValueError.",
         ),
         Compare(
-            "graded-pomdps",
-            "belief_update",
-            larger_pomdps,
+            name="graded-pomdps",
+            function="belief_update",
+            inputs=larger_pomdps,
             public=False,
             points=2,
             description="The reference on POMDPs the student has not seen.",
         ),
         Property(
-            "graded-bayes-rule",
-            "belief_update",
-            larger_pomdps,
-            bayes_over_state_pairs,
+            name="graded-bayes-rule",
+            function="belief_update",
+            inputs=larger_pomdps,
+            holds=bayes_over_state_pairs,
             public=False,
             description="Bayes' rule on POMDPs the student has not seen.",
         ),
     ],
     manual=[
         Manual(
-            "derivation",
-            3,
-            "Derive eq-belief-update from Bayes' rule, naming where the Markov property and "
-            "the observation model's dependence on the current state only are used.",
+            name="derivation",
+            points=3,
+            description=(
+                "Derive eq-belief-update from Bayes' rule, naming where the Markov property and "
+                "the observation model's dependence on the current state only are used."
+            ),
         ),
     ],
 )

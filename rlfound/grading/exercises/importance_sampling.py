@@ -15,7 +15,7 @@ from rlfound.grading.spec import (
 
 
 def random_policies(rng):
-    """Target and behaviour distributions over 2 to 6 actions (behaviour has full support)."""
+    """Target and behavior distributions over 2 to 6 actions (behavior has full support)."""
     cases = []
     for actions in (2, 3, 5, 6):
         cases.append(
@@ -42,36 +42,40 @@ EXERCISE = Exercise(
     chapter=1,
     stars=2,
     solution=BOOK_SOLUTIONS / "importance_sampling.py",
-    functions=[Function("importance_sampling_value", "target_probs, behavior_probs, rewards")],
+    functions=[
+        Function(
+            name="importance_sampling_value", parameters="target_probs, behavior_probs, rewards"
+        )
+    ],
     checks=[
         Answer(
-            "book-numbers",
-            "importance_sampling_value",
-            {
+            name="book-numbers",
+            function="importance_sampling_value",
+            kwargs={
                 "target_probs": np.array([0.25, 0.75]),
                 "behavior_probs": np.array([0.8, 0.2]),
                 "rewards": np.array([1.0, 3.0]),
             },
-            2.5,
+            expected=2.5,
             description="The exercise's numbers: b = (0.8, 0.2), pi = (0.25, 0.75), r = (1, 3).",
         ),
         Compare(
-            "random-policies",
-            "importance_sampling_value",
-            random_policies,
+            name="random-policies",
+            function="importance_sampling_value",
+            inputs=random_policies,
             description="Matches the reference on random policies.",
         ),
         Property(
-            "target-expectation",
-            "importance_sampling_value",
-            random_policies,
-            equals_target_expectation,
+            name="target-expectation",
+            function="importance_sampling_value",
+            inputs=random_policies,
+            holds=equals_target_expectation,
             description="Equals sum_a pi(a) r(a).",
         ),
         Compare(
-            "behaviour-zeros",
-            "importance_sampling_value",
-            [
+            name="behavior-zeros",
+            function="importance_sampling_value",
+            inputs=[
                 {
                     "target_probs": np.array([0.0, 0.5, 0.5]),
                     "behavior_probs": np.array([0.0, 0.25, 0.75]),
@@ -81,9 +85,9 @@ EXERCISE = Exercise(
             description="An action neither policy takes (b(a) = pi(a) = 0) adds nothing.",
         ),
         Raises(
-            "no-support",
-            "importance_sampling_value",
-            {
+            name="no-support",
+            function="importance_sampling_value",
+            kwargs={
                 "target_probs": np.array([0.5, 0.5]),
                 "behavior_probs": np.array([1.0, 0.0]),
                 "rewards": np.array([1.0, 1.0]),
@@ -91,19 +95,21 @@ EXERCISE = Exercise(
             description="b(a) = 0 where pi(a) > 0 raises ValueError.",
         ),
         Compare(
-            "graded-policies",
-            "importance_sampling_value",
-            random_policies,
+            name="graded-policies",
+            function="importance_sampling_value",
+            inputs=random_policies,
             public=False,
             description="The reference on policies the student has not seen.",
         ),
     ],
     manual=[
         Manual(
-            "proof",
-            3,
-            "Prove the baseline identity (eq-baseline); compare E_mu[rho r] with E_pi[r] "
-            "and explain the comparison.",
+            name="proof",
+            points=3,
+            description=(
+                "Prove the baseline identity (eq-baseline); compare E_mu[rho r] with E_pi[r] and "
+                "explain the comparison."
+            ),
         ),
     ],
 )

@@ -14,25 +14,25 @@ from rlfound.grading.spec import (
 )
 
 
-def bandit_objective(logits, action_values):
+def bandit_objective(logits, action_rewards):
     """J(theta) = sum_a softmax(theta)_a q(a), written independently of any solution."""
     shifted = np.exp(logits - np.max(logits))
-    return float(shifted @ action_values / shifted.sum())
+    return float(shifted @ action_rewards / shifted.sum())
 
 
 def random_bandits(rng):
     """Bandits with 2 to 6 arms, standard-normal logits and rewards."""
     cases = []
     for arms in (2, 3, 4, 6):
-        cases.append({"logits": rng.normal(size=arms), "action_values": rng.normal(size=arms)})
+        cases.append({"logits": rng.normal(size=arms), "action_rewards": rng.normal(size=arms)})
     return cases
 
 
 def large_logits(rng):
     """Logits in the hundreds: a softmax that exponentiates them directly overflows."""
     return [
-        {"logits": np.array([800.0, 799.0, 0.0]), "action_values": np.array([1.0, 0.0, 2.0])},
-        {"logits": rng.normal(scale=300.0, size=4), "action_values": rng.normal(size=4)},
+        {"logits": np.array([800.0, 799.0, 0.0]), "action_rewards": np.array([1.0, 0.0, 2.0])},
+        {"logits": rng.normal(scale=300.0, size=4), "action_rewards": rng.normal(size=4)},
     ]
 
 
@@ -48,66 +48,68 @@ EXERCISE = Exercise(
     chapter=1,
     stars=2,
     solution=BOOK_SOLUTIONS / "score_function_gradient.py",
-    functions=[Function("bandit_gradient", "logits, action_values")],
+    functions=[Function(name="bandit_gradient", parameters="logits, action_rewards")],
     checks=[
         Gradient(
-            "finite-differences",
-            "bandit_gradient",
-            bandit_objective,
-            "logits",
-            random_bandits,
+            name="finite-differences",
+            function="bandit_gradient",
+            objective=bandit_objective,
+            wrt="logits",
+            inputs=random_bandits,
             points=2,
             description="Matches central finite differences of J(theta).",
         ),
         Compare(
-            "matches-reference",
-            "bandit_gradient",
-            random_bandits,
+            name="matches-reference",
+            function="bandit_gradient",
+            inputs=random_bandits,
             description="Matches the reference on random bandits.",
         ),
         Property(
-            "sums-to-zero",
-            "bandit_gradient",
-            random_bandits,
-            sums_to_zero,
+            name="sums-to-zero",
+            function="bandit_gradient",
+            inputs=random_bandits,
+            holds=sums_to_zero,
             description="The gradient's components sum to zero.",
         ),
         Compare(
-            "large-logits",
-            "bandit_gradient",
-            large_logits,
+            name="large-logits",
+            function="bandit_gradient",
+            inputs=large_logits,
             description="Stays finite and exact for logits in the hundreds.",
         ),
         Raises(
-            "shape-mismatch",
-            "bandit_gradient",
-            {"logits": np.zeros(3), "action_values": np.zeros(2)},
-            description="action_values of the wrong length raise ValueError.",
+            name="shape-mismatch",
+            function="bandit_gradient",
+            kwargs={"logits": np.zeros(3), "action_rewards": np.zeros(2)},
+            description="action_rewards of the wrong length raise ValueError.",
         ),
         Gradient(
-            "graded-finite-differences",
-            "bandit_gradient",
-            bandit_objective,
-            "logits",
-            random_bandits,
+            name="graded-finite-differences",
+            function="bandit_gradient",
+            objective=bandit_objective,
+            wrt="logits",
+            inputs=random_bandits,
             public=False,
             description="Finite differences on bandits the student has not seen.",
         ),
         Compare(
-            "graded-reference",
-            "bandit_gradient",
-            random_bandits,
+            name="graded-reference",
+            function="bandit_gradient",
+            inputs=random_bandits,
             public=False,
             description="The reference on bandits the student has not seen.",
         ),
     ],
     manual=[
         Manual(
-            "derivation",
-            4,
-            "Derive the policy-gradient theorem (eq-pg-theorem) from J(theta) = E[G_0]; "
-            "explain the causality step (G_0 -> reward-to-go) and why it keeps the "
-            "expectation but changes the variance.",
+            name="derivation",
+            points=4,
+            description=(
+                "Derive the policy-gradient theorem (eq-pg-theorem) from J(theta) = E[G_0]; "
+                "explain the causality step (G_0 -> reward-to-go) and why it keeps the expectation"
+                " but changes the variance."
+            ),
         ),
     ],
 )

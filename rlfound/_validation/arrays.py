@@ -1,10 +1,9 @@
-"""Input checks shared by every public function of :mod:`rlfound`.
+"""Checks of arrays, scalars, masks, indices and random generators.
 
-Each check either returns a clean value (a float64 array, a Python float or int) or raises
-``ValueError`` with a message that begins with the argument's name, states what was expected
-and shows what was given, for example ``"gamma must be in [0, 1]; got 1.5"``. Keeping the
-checks here lets the public functions open with one or two calls and then read like the
-mathematics they implement.
+Each check either returns a clean value (a float64 array, a Python float or int, a bool mask,
+an int64 index array, a ``numpy.random.Generator``) or raises ``ValueError`` with a message
+that begins with the argument's name, states what was expected and shows what was given, for
+example ``"gamma must be in [0, 1]; got 1.5"``.
 """
 
 from __future__ import annotations
@@ -13,21 +12,42 @@ import numbers
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 __all__ = [
+    "MAX_ENUMERATION",
     "as_float_array",
     "as_float_array_like",
-    "check_actions",
+    "check_bool",
+    "check_callable",
+    "check_categories",
+    "check_choice",
     "check_distribution",
+    "check_enumeration_size",
     "check_episode_flags",
+    "check_indices",
+    "check_last_axis",
+    "check_leading_shape",
+    "check_logits",
+    "check_logprobs",
     "check_mask",
     "check_nonnegative_int",
     "check_nonnegative_real",
+    "check_optional_mask",
     "check_positive_int",
     "check_positive_real",
+    "check_rng",
+    "check_sequence_logprobs",
+    "check_shape",
+    "check_support",
     "check_unit_interval",
     "check_values_for_rewards",
+    "check_weights",
 ]
+
+#: Largest number of items (episodes, sequences, tuples) an exact enumeration may list:
+#: beyond it the brute-force references of the library would take minutes or fill memory.
+MAX_ENUMERATION = 1_000_000
 
 
 def _first_index(mask: np.ndarray) -> tuple[int, ...]:
@@ -219,16 +239,17 @@ def check_distribution(p: Any, name: str, *, atol: float = 1e-8) -> np.ndarray:
     return probabilities
 
 
-def check_actions(
-    actions: Any,
+def check_indices(
+    indices: Any,
     name: str,
-    num_actions: int,
+    size: int,
     *,
     ndim: int | None = None,
+    min_ndim: int = 0,
     minimum: int = 0,
     kind: str = "action",
 ) -> np.ndarray:
-    """Return ``actions`` as int64 indices after checking they lie in ``[minimum, num_actions)``.
+    """Return ``indices`` as int64 after checking they lie in ``[minimum, size)``.
 
     Integer dtypes are accepted, and so are floats whose values are whole numbers
     (``2.0``); booleans and fractional values are rejected. ``minimum=-1`` admits the
@@ -239,13 +260,18 @@ def check_actions(
     Raises
     ------
     ValueError
-        If an action is not an integer, lies outside ``[minimum, num_actions)``, or the array
-        does not have ``ndim`` dimensions (when ``ndim`` is given).
+        If an index is not an integer, lies outside ``[minimum, size)``, or the array does
+        not have ``ndim`` dimensions (when ``ndim`` is given).
     """
-    array = _as_array(actions, name)
+    array = _as_array(indices, name)
     if ndim is not None and array.ndim != ndim:
         what = f"a scalar {kind} index" if ndim == 0 else f"a {ndim}-D array of {kind} indices"
         raise ValueError(f"{name} must be {what}; got shape {array.shape}")
+    if array.ndim < min_ndim:
+        raise ValueError(
+            f"{name} must have at least {min_ndim} dimension{'' if min_ndim == 1 else 's'} "
+            f"of {kind} indices; got shape {array.shape}"
+        )
     integers = f"an integer {kind} index" if array.ndim == 0 else f"integer {kind} indices"
     if array.dtype.kind == "f":
         fractional = ~np.isfinite(array) | (array != np.round(array))
@@ -254,11 +280,11 @@ def check_actions(
             raise ValueError(f"{name} must be {integers}; got {_show(array[index])}{_at(index)}")
     elif array.dtype.kind not in "iu":
         raise ValueError(f"{name} must be {integers}; got dtype {array.dtype}")
-    outside = (array < minimum) | (array >= num_actions)
+    outside = (array < minimum) | (array >= size)
     if outside.any():
         index = _first_index(outside)
         raise ValueError(
-            f"{name} must be in [{minimum}, {num_actions}); got {_show(array[index])}{_at(index)}"
+            f"{name} must be in [{minimum}, {size}); got {_show(array[index])}{_at(index)}"
         )
     return array.astype(np.int64)
 
@@ -342,3 +368,204 @@ def check_values_for_rewards(rewards: Any, values: Any) -> tuple[np.ndarray, np.
             f"{rewards.shape[:-1]}; got shape {values.shape}"
         )
     return rewards, values
+
+
+def check_shape(array: np.ndarray, name: str, shape: tuple[int, ...], what: str) -> np.ndarray:
+    """Return ``array`` after checking that it has exactly ``shape`` (no broadcasting).
+
+    ``what`` says why that shape, e.g. ``"one entry per action"``; the message reads
+    ``"rewards must have one entry per action, shape (3,); got shape (2,)"``.
+    """
+    if array.shape != tuple(shape):
+        raise ValueError(f"{name} must have {what}, shape {tuple(shape)}; got shape {array.shape}")
+    return array
+
+
+def check_last_axis(array: np.ndarray, name: str, minimum: int, what: str) -> np.ndarray:
+    """Return ``array`` after checking that its last axis has at least ``minimum`` entries.
+
+    ``what`` names the entries, e.g. ``"members per group on the last axis"``.
+    """
+    if array.ndim == 0 or array.shape[-1] < minimum:
+        raise ValueError(f"{name} must have at least {minimum} {what}; got shape {array.shape}")
+    return array
+
+
+def check_bool(x: Any, name: str) -> bool:
+    """Return ``x`` as a bool after checking that it is True or False (not 0, 1 or "yes")."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {x!r}")
+    return bool(x)
+
+
+def check_choice(x: Any, name: str, choices: tuple[str, ...]) -> str:
+    """Return ``x`` after checking that it is one of the strings ``choices``."""
+    if not isinstance(x, str) or x not in choices:
+        raise ValueError(f"{name} must be one of {choices}; got {x!r}")
+    return x
+
+
+def check_callable(f: Any, name: str) -> Any:
+    """Return ``f`` after checking that it can be called."""
+    if not callable(f):
+        raise ValueError(f"{name} must be callable; got {f!r}")
+    return f
+
+
+def check_rng(rng: Any) -> np.random.Generator:
+    """Return a ``numpy.random.Generator`` from ``rng``: a Generator, an int seed, or None.
+
+    This is the convention of the Scientific Python SPEC 7: a Generator is used as it is (so
+    a caller can thread one generator through several functions), a non-negative int seeds a
+    new one (reproducible), and None seeds a new one from the operating system (not
+    reproducible). The legacy ``RandomState`` and the global ``np.random`` state are refused,
+    so no function of the library ever draws from hidden global state.
+
+    Raises
+    ------
+    ValueError
+        If ``rng`` is not a Generator, a non-negative int or None.
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None:
+        return np.random.default_rng()
+    seed = _as_int(rng, "rng", "a numpy.random.Generator, a non-negative integer seed or None")
+    if seed < 0:
+        raise ValueError(
+            f"rng must be a numpy.random.Generator, a non-negative integer seed or None; got {seed}"
+        )
+    return np.random.default_rng(seed)
+
+
+def check_enumeration_size(count: float, name: str, what: str) -> None:
+    """Refuse an exact enumeration of more than :data:`MAX_ENUMERATION` items before building it.
+
+    ``what`` describes the count for the message, e.g. ``"2**30 = 1073741824 sequences"``.
+    """
+    if count > MAX_ENUMERATION:
+        raise ValueError(
+            f"{name} must keep the exact enumeration to at most {MAX_ENUMERATION} items; got {what}"
+        )
+
+
+def check_logits(
+    logits: Any, *, axis: int = -1, ndim: int | None = None, min_ndim: int = 1
+) -> np.ndarray:
+    """Finite float64 logits with at least one category along ``axis``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``logits``, if they are not finite and real, do not have ``ndim`` (or at
+        least ``min_ndim``) dimensions or have no category along ``axis``; naming ``axis``
+        if it is not an integer axis of ``logits``.
+    """
+    logits = as_float_array(logits, "logits", min_ndim=min_ndim, ndim=ndim)
+    axis = _as_int(axis, "axis", "an integer")
+    if not -logits.ndim <= axis < logits.ndim:
+        raise ValueError(
+            f"axis must be in [-{logits.ndim}, {logits.ndim}) for logits of shape "
+            f"{logits.shape}; got {axis}"
+        )
+    if logits.shape[axis] == 0:
+        raise ValueError(
+            f"logits must have at least one category along axis {axis}; got shape {logits.shape}"
+        )
+    return logits
+
+
+def check_logprobs(logprobs: Any, name: str, *, ndim: int | None = None) -> np.ndarray:
+    """Finite log-probabilities, at least 1-D, never above 0 (a probability is at most 1)."""
+    logprobs = as_float_array(logprobs, name, min_ndim=1, ndim=ndim)
+    positive = logprobs > 0.0
+    if positive.any():
+        index = _first_index(positive)
+        raise ValueError(
+            f"{name} must be log-probabilities (<= 0); got {_show(logprobs[index])}{_at(index)}"
+        )
+    return logprobs
+
+
+def check_optional_mask(mask: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A bool (or 0/1) mask of exactly ``shape``; None means every position counts."""
+    if mask is None:
+        return np.ones(shape, dtype=bool)
+    return check_mask(mask, name, shape)
+
+
+def check_categories(
+    indices: Any, name: str, logits: np.ndarray, *, kind: str = "action"
+) -> np.ndarray:
+    """Indices into the last axis of ``logits``: one per distribution, or any shape for one.
+
+    ``logits`` of shape (..., K) hold one distribution per index, so ``indices`` must have the
+    leading shape ``logits.shape[:-1]``; a single distribution of shape (K,) may be indexed by
+    an array of any shape (every index is drawn from the same distribution).
+    """
+    indices = check_indices(indices, name, logits.shape[-1], kind=kind)
+    if logits.ndim > 1 and indices.shape != logits.shape[:-1]:
+        raise ValueError(
+            f"{name} must have the leading shape of logits, {logits.shape[:-1]}, one "
+            f"{kind} per distribution; got shape {indices.shape}"
+        )
+    return indices
+
+
+def check_sequence_logprobs(logprobs: Any, name: str) -> np.ndarray:
+    """Log-probabilities of N distinct outcomes of one distribution: 1-D, total mass <= 1.
+
+    A total above 1 means an outcome was listed twice or the numbers do not come from one
+    distribution, and sums over them would not be probabilities.
+    """
+    logprobs = check_logprobs(logprobs, name, ndim=1)
+    total = float(np.exp(special.logsumexp(logprobs))) if logprobs.size else 0.0
+    if total > 1.0 + 1e-9:
+        raise ValueError(
+            f"{name} must describe distinct outcomes of one distribution (probabilities "
+            f"summing to at most 1); got total {total!r}"
+        )
+    return logprobs
+
+
+def check_leading_shape(
+    array: np.ndarray, name: str, leading: tuple[int, ...], like: str
+) -> np.ndarray:
+    """Return ``array`` after checking it is ``leading`` (the batch shape of ``like``) + (L,)."""
+    if array.ndim != len(leading) + 1 or array.shape[:-1] != tuple(leading):
+        raise ValueError(
+            f"{name} must have shape {tuple(leading)} + (L,), the leading (batch) shape of "
+            f"{like} and one more axis; got shape {array.shape}"
+        )
+    return array
+
+
+def check_support(
+    probabilities: np.ndarray, name: str, what: str, needed: np.ndarray | None = None
+) -> np.ndarray:
+    """The support condition: ``probabilities`` (already valid) must be > 0 where needed.
+
+    ``needed`` marks the entries that must be positive (default: all of them), and ``what``
+    says which they are; the message gives the index of the first missing one.
+    """
+    missing = ~(probabilities > 0.0)
+    if needed is not None:
+        missing &= needed
+    if missing.any():
+        index = _first_index(missing)
+        raise ValueError(
+            f"{name} must be positive {what} (the support condition); got 0{_at(index)}"
+        )
+    return probabilities
+
+
+def check_weights(weights: Any, name: str) -> np.ndarray:
+    """Finite, non-negative 1-D weights that are not all zero."""
+    weights = as_float_array(weights, name, ndim=1)
+    negative = weights < 0.0
+    if negative.any():
+        index = _first_index(negative)
+        raise ValueError(f"{name} must be non-negative; got {_show(weights[index])}{_at(index)}")
+    if not (weights > 0.0).any():
+        raise ValueError(f"{name} must not all be zero; got shape {weights.shape}")
+    return weights

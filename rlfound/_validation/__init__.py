@@ -1,0 +1,18 @@
+"""Input checks shared by every public function of :mod:`rlfound`.
+
+Each check either returns a clean value or raises ``ValueError`` with a message that begins
+with the argument's name, states what was expected and shows what was given, for example
+``"gamma must be in [0, 1]; got 1.5"``. Keeping the checks here lets the public functions
+open with one or two calls and then read like the mathematics they implement.
+
+:mod:`~rlfound._validation.arrays` checks arrays, scalars, masks, indices and generators;
+:mod:`~rlfound._validation.models` checks the small models the book solves exactly (reward
+processes, tabular MDPs and policies, episodes, POMDPs).
+"""
+
+from rlfound._validation.arrays import *  # noqa: F403
+from rlfound._validation.arrays import __all__ as _arrays
+from rlfound._validation.models import *  # noqa: F403
+from rlfound._validation.models import __all__ as _models
+
+__all__ = [*_arrays, *_models]
