@@ -1,7 +1,8 @@
 """Bad input fails loudly: a ValueError whose message starts with the argument's name.
 
-CASES is a table of (function, argument, bad arguments, exact message prefix). Each call
-starts from the function's valid arguments in VALID and changes a few of them. The message
+CASES is a table of (function, argument, bad arguments, exact message prefix) (for newer
+modules, in their own file under tests/tables/). Each call starts from the function's valid
+arguments in VALID and changes a few of them. The message
 must start with the prefix, which starts with the argument's name, and show what was given
 ("got ..."). test_every_argument_of_every_public_function_has_a_case makes sure no public
 function and none of its arguments is left out.
@@ -32,6 +33,8 @@ from rlfound import (
     tokens,
 )
 from tests._library import MODULES
+from tests.tables import collect_dict, collect_list
+from tests.tables.kinds import case
 
 NAN, INF = math.nan, math.inf
 
@@ -279,12 +282,6 @@ VALID: dict[Any, dict[str, Any]] = {
 
 
 # --- the bad calls ------------------------------------------------------------------------------
-
-
-def case(function, argument, prefix, **changes):
-    """One row: ``function`` called with VALID[function] updated by ``changes``."""
-    label = f"{function.__name__}-{argument}-{len(changes)}:" + ",".join(sorted(changes))
-    return pytest.param(function, argument, changes, prefix, id=label)
 
 
 GAMMA_FUNCTIONS = [
@@ -1800,6 +1797,10 @@ CASES = [
         atol=NAN,
     ),
 ]
+
+# The modules whose tables live in tests/tables/.
+VALID.update(collect_dict("VALID"))
+CASES += collect_list("CASES")
 
 
 def public_functions():

@@ -1,8 +1,8 @@
 """The library's conventions, checked for every public function.
 
-The table EXAMPLES holds one valid call of every public function of every module; a public
-function without an entry fails test_every_public_function_has_an_example, so a new function
-cannot skip these checks:
+The table EXAMPLES holds one valid call of every public function of every module (for newer
+modules, in their own file under tests/tables/); a public function without an entry fails
+test_every_public_function_has_an_example, so a new function cannot skip these checks:
 
 - scalars come back as Python ``float``, arrays as float64 ``ndarray`` (except the documented
   integer and boolean outputs);
@@ -19,8 +19,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pytest
@@ -41,24 +39,18 @@ from rlfound import (
     tokens,
 )
 from tests._library import MODULES
+from tests.tables import collect_list
+from tests.tables.kinds import (
+    ARRAY,
+    BOOL_ARRAY,
+    EPISODES,
+    FLOAT,
+    GRADIENT_CHECK,
+    INT_ARRAY,
+    Example,
+)
 
 MASK_ARGUMENTS = ("terminal", "terminated", "truncated", "mask")
-
-# What a call returns: a Python float, a float64 array, another documented array dtype, an
-# Episodes, a GradientCheck, or a tuple of these.
-FLOAT, ARRAY, INT_ARRAY, BOOL_ARRAY = "float", "float64 array", "int64 array", "bool array"
-EPISODES, GRADIENT_CHECK = "Episodes", "GradientCheck"
-
-
-@dataclasses.dataclass
-class Example:
-    function: Callable[..., Any]
-    kwargs: dict[str, Any]
-    returns: Any  # one of the kinds above, or a tuple of them
-
-    @property
-    def id(self) -> str:
-        return self.function.__name__
 
 
 # --- the fixtures: small valid inputs, as writable arrays of the documented dtypes ---------------
@@ -430,6 +422,8 @@ EXAMPLES = [
         GRADIENT_CHECK,
     ),
 ]
+
+EXAMPLES += collect_list("EXAMPLES")  # the modules whose tables live in tests/tables/
 
 
 def public_functions():
