@@ -17,8 +17,14 @@ per topic in the order the book teaches it:
 - :mod:`rlfound.episodes`: episodes of a tabular MDP, sampled or enumerated exactly.
 - :mod:`rlfound.policy_gradient`: trajectory log-probabilities and scores, the exact
   expected return, REINFORCE from episodes.
+- :mod:`rlfound.ppo`: the clipped surrogate of PPO, its gradient, clip fractions, the value
+  loss and the entropy bonus.
+- :mod:`rlfound.kl`: exact KL divergences, the k1/k2/k3 estimators, the KL-regularized
+  optimum and the DPO loss.
 - :mod:`rlfound.groups`: leave-one-out and group-normalized advantages, and the exact
-  expectation of a group estimator.
+  moments of a group estimator.
+- :mod:`rlfound.reduction`: how per-token losses become one number: token and sequence
+  means, constant normalizers, multi-turn hierarchies, sharded reduction.
 - :mod:`rlfound.gradcheck`: finite-difference gradient checks.
 
 Conventions: arrays are float64 and scalars Python floats; time is the last axis and leading
@@ -38,9 +44,12 @@ from rlfound import (
     gradcheck,
     groups,
     importance,
+    kl,
     mdp,
     policy_gradient,
     pomdp,
+    ppo,
+    reduction,
     returns,
     tokens,
 )
@@ -56,9 +65,12 @@ __all__ = [
     "gradcheck",
     "groups",
     "importance",
+    "kl",
     "mdp",
     "policy_gradient",
     "pomdp",
+    "ppo",
+    "reduction",
     "returns",
     "tokens",
 ]

@@ -2,9 +2,10 @@
 
 A group is N responses sampled independently for one prompt; their rewards R_1, ..., R_N lie
 on the last axis of ``rewards`` (shape (..., N)), and any leading axes index independent
-groups. The other members of a group give a baseline without a learned critic. Whether that
-baseline leaves the policy gradient unbiased depends on the details: a baseline built from
-the *other* members is independent of sample i, one that includes R_i is not.
+groups (a batch of prompts). The other members of a group give a baseline without a learned
+critic. Whether that baseline leaves the policy gradient unbiased depends on the details: a
+baseline built from the *other* members is independent of sample i, one that includes R_i is
+not, and a divisor computed from the group reweights prompts and changes directions.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rlfound._validation import (
     as_float_array,
     check_bool,
     check_callable,
+    check_distribution,
     check_enumeration_size,
     check_last_axis,
     check_logits,
@@ -29,7 +31,15 @@ from rlfound._validation import (
 )
 from rlfound.distributions import categorical_score, softmax
 
-__all__ = ["enumerate_group_gradient", "group_normalized_advantages", "leave_one_out_advantages"]
+__all__ = [
+    "enumerate_group_gradient",
+    "group_gradient_moments",
+    "group_normalized_advantages",
+    "leave_one_out_advantages",
+]
+
+#: The divisors of :func:`group_normalized_advantages`.
+SCALES = ("group", "batch", None)
 
 
 def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
@@ -38,9 +48,11 @@ def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
         A_i = R_i - (1 / (N - 1)) Σ_{k≠i} R_k = (N / (N - 1)) (R_i - mean(R)).
 
     The baseline of sample i uses only the other samples, which are independent of a_i, so
-    E[A_i ∇ log π(a_i)] is exactly the policy gradient: the baseline costs no bias.
+    E[A_i ∇ log π(a_i)] is exactly the policy gradient: the baseline costs no bias. The
+    second form, the centered reward scaled by N / (N - 1), is how trainers compute it.
 
     Book: equation (eq-loo-baseline), chapter 3.
+    Book: equation (eq-rloo-identity), chapter 7.
 
     Parameters
     ----------
@@ -55,7 +67,16 @@ def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``rewards`` is a scalar, non-finite, or has fewer than 2 entries per group.
+        If ``rewards`` is a scalar, non-finite, or has fewer than 2 entries per group (a
+        group of one has no other member to compare with).
+
+    Notes
+    -----
+    verl's ``compute_rloo_outcome_advantage`` (``verl/trainer/ppo/core_algos.py``) and
+    OpenRLHF's ``advantage_estimator="rloo"`` (``compute_advantages_and_returns`` in
+    ``openrlhf/trainer/ppo_utils/experience_maker.py``) compute the same numbers, the first
+    in the N / (N - 1) form. For a group of one, verl returns the raw reward as the
+    advantage; this function raises instead.
 
     References
     ----------
@@ -79,42 +100,50 @@ def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
 
 
 def group_normalized_advantages(
-    rewards: ArrayLike, eps: float = 1e-6, ddof: int = 0, include_self: bool = True
+    rewards: ArrayLike,
+    eps: float = 1e-6,
+    ddof: int = 0,
+    include_self: bool = True,
+    scale: str | None = "group",
 ) -> np.ndarray:
-    """Group-normalized (GRPO-style) advantages: rewards standardized within their group.
+    """Group-normalized advantages (GRPO, Dr. GRPO and their variants).
 
-        A_i = (R_i - mean) / (std + eps),
+        A_i = (R_i - mean) / (std + eps)      scale = "group" (GRPO) or "batch"
+        A_i =  R_i - mean                     scale = None (Dr. GRPO)
 
-    with mean and std (``ddof`` degrees of freedom removed) taken over the whole group when
-    ``include_self`` is True, or over the other N - 1 members when it is False. The result is
-    unchanged by adding a constant to a group's rewards or by scaling them by a positive
-    factor (up to ``eps``), and a group whose rewards are all equal gets exactly 0: it
-    carries no learning signal.
+    The mean is that of sample i's group: of all N members when ``include_self`` is True,
+    of the other N - 1 when it is False. The std is that of the same members
+    (``scale="group"``), or of every reward in ``rewards``, all groups of the batch together
+    (``scale="batch"``), with ``ddof`` degrees of freedom removed. Every form is unchanged
+    when a constant is added to a group's rewards, ``"group"`` also when they are multiplied
+    by a positive factor (up to ``eps``), and a group whose rewards are all equal gets exactly
+    0: it carries no learning signal.
 
-    Both statistics depend on the samples, so unlike :func:`leave_one_out_advantages` this
-    estimator is biased for the policy gradient at finite N; the division by the std also
-    reweights groups (easy and hard prompts with small reward spread count more).
-    Shao et al. (2024) introduced the normalization in GRPO; Liu et al. (2025, "Dr. GRPO")
-    drop the division by the std and keep only R_i - mean. Implementations differ in the
-    std estimator: ``torch.Tensor.std``, which PyTorch code often calls, defaults to the
-    unbiased ddof = 1, NumPy to ddof = 0.
+    With ``include_self=False`` and ``scale=None`` this is :func:`leave_one_out_advantages`;
+    with ``include_self=True`` and ``scale=None`` it is (N - 1) / N times that, group by
+    group. A divisor computed from the group depends on the samples, so GRPO's estimate is
+    biased at finite N and reweights prompts by the spread of their rewards.
 
-    Book: equation (eq-loo-baseline), chapter 3.
+    Book: equations (eq-group-advantages) and (eq-rloo-identity), chapter 7.
 
     Parameters
     ----------
     rewards : array_like, shape (..., N)
-        Rewards of each group on the last axis.
+        Rewards of each group on the last axis, N >= 2; leading axes index groups.
     eps : float, optional
         Non-negative constant added to the std; it keeps the division finite. With
         ``eps = 0`` a group of equal rewards still gets 0 (but with ``include_self=False``
         a sample whose other members are all equal to each other and not to it has no
-        finite advantage, which raises).
+        finite advantage, which raises). Ignored when ``scale`` is None.
     ddof : int, optional
-        Delta degrees of freedom of the std: divisor n - ddof, where n = N (or N - 1 when
-        ``include_self`` is False); must be < n.
+        Delta degrees of freedom of the std: divisor n - ddof, where n = N (N - 1 without
+        self) for ``"group"`` and the number of rewards in the array for ``"batch"``; must be
+        < n. Ignored when ``scale`` is None.
     include_self : bool, optional
-        Whether R_i enters the mean and std used for sample i.
+        Whether R_i enters the mean (and the group std) used for sample i.
+    scale : {"group", "batch", None}, optional
+        What the centered reward is divided by: the group's std (GRPO), the std of the whole
+        batch, or nothing (Dr. GRPO).
 
     Returns
     -------
@@ -124,11 +153,32 @@ def group_normalized_advantages(
     Raises
     ------
     ValueError
-        If ``rewards`` is a scalar or non-finite, or has too few members per group (N >= 1,
-        or N >= 2 without self); ``eps`` is negative or not finite, or 0 where a std is 0
-        and the advantage would be infinite; ``ddof`` is not a
-        non-negative integer below the number of members used; or ``include_self`` is not
-        a bool.
+        If ``rewards`` is a scalar or non-finite, or has fewer than 2 members per group;
+        ``eps`` is negative or not finite, or 0 where a std is 0 and the advantage would be
+        infinite; ``ddof`` is not a non-negative integer below the number of rewards its std
+        uses; ``include_self`` is not a bool; or ``scale`` is not one of
+        ``"group"``, ``"batch"``, None.
+
+    Notes
+    -----
+    What trainers do (read in their source; ddof 1 is ``torch.std``'s default, Bessel's
+    correction, and NumPy's default is ddof 0):
+
+    - TRL ``GRPOTrainer``: group mean; ``scale_rewards`` in ``GRPOConfig`` is ``"group"``
+      (default), ``"batch"`` or ``"none"`` (``trl/trainer/grpo_config.py``); the std is
+      ``torch.std`` (ddof 1) and the divisor ``std + 1e-4``
+      (``_generate_and_score_completions`` in ``trl/trainer/grpo_trainer.py``). Its
+      ``"batch"`` keeps the group mean and takes the std over all rewards of the batch
+      (``docs/source/grpo_trainer.md``), as ``scale="batch"`` does here.
+    - verl ``compute_grpo_outcome_advantage`` (``verl/trainer/ppo/core_algos.py``):
+      ``torch.std`` (ddof 1), ``epsilon=1e-6``; ``norm_adv_by_std_in_grpo=False`` gives
+      Dr. GRPO. A group of one gets mean 0 and std 1, that is, its raw reward.
+    - OpenRLHF ``advantage_estimator="group_norm"`` (``compute_advantages_and_returns`` in
+      ``openrlhf/trainer/ppo_utils/experience_maker.py``): ``std(-1)`` (ddof 1) ``+ 1e-9``;
+      ``"dr_grpo"`` subtracts the group mean only.
+    - Dr. GRPO's own code (``compute_monte_carlo_advantages`` in
+      ``train_zero_math.py`` of sail-sg/understand-r1-zero): the group mean only; its GRPO
+      option divides by ``std`` (ddof 1) ``+ 1e-8``.
 
     References
     ----------
@@ -145,53 +195,88 @@ def group_normalized_advantages(
     >>> group_normalized_advantages([[0.5, 0.5], [1.0, 3.0]], eps=0.0)
     array([[ 0.,  0.],
            [-1.,  1.]])
+    >>> group_normalized_advantages([[0.5, 0.5], [1.0, 3.0]], scale=None)
+    array([[ 0.,  0.],
+           [-1.,  1.]])
+    >>> group_normalized_advantages([[0.5, 0.5], [1.0, 3.0]], eps=0.0, scale="batch")
+    array([[ 0.       ,  0.       ],
+           [-0.9701425,  0.9701425]])
+
+    The batch's std, sqrt(4.25 / 4), is that of all four rewards.
     """
     include_self = check_bool(include_self, "include_self")
+    scale = _check_scale(scale)
     rewards = as_float_array(rewards, "rewards", min_ndim=1)
     if include_self:
-        check_last_axis(rewards, "rewards", 1, "member per group on the last axis")
+        check_last_axis(rewards, "rewards", 2, "members per group on the last axis")
     else:
         check_last_axis(rewards, "rewards", 2, "members per group to leave one out")
     eps = check_nonnegative_real(eps, "eps")
     ddof = check_nonnegative_int(ddof, "ddof")
     size = rewards.shape[-1]
     members = size if include_self else size - 1
-    if ddof >= members:
+    if scale == "group" and ddof >= members:
         raise ValueError(
             f"ddof must be smaller than the number of members in each statistic ({members}); "
             f"got {ddof}"
         )
-
-    if include_self:
-        mean = rewards.mean(axis=-1, keepdims=True)
-        centered_sq = ((rewards - mean) ** 2).sum(axis=-1, keepdims=True)
-        variance = centered_sq / (members - ddof)
-    else:
-        total = rewards.sum(axis=-1, keepdims=True)
-        mean = (total - rewards) / members
-        # Sum of squares of the others about their own mean, for each left-out i.
-        others_sq = np.stack(
-            [
-                ((np.delete(rewards, i, axis=-1) - mean[..., i : i + 1]) ** 2).sum(axis=-1)
-                for i in range(size)
-            ],
-            axis=-1,
+    if scale == "batch" and ddof >= rewards.size:
+        raise ValueError(
+            f"ddof must be smaller than the number of rewards in the batch ({rewards.size}); "
+            f"got {ddof}"
         )
-        variance = others_sq / (members - ddof)
-    centered = rewards - mean
+
+    centered = rewards - _group_means(rewards, include_self)
     # A group of equal rewards must give exact zeros; rounding in the mean would otherwise
-    # leave residues of order 1e-17 that eps = 0 would blow up.
+    # leave residues of order 1e-17 that a small divisor would blow up.
     constant = np.all(rewards == rewards[..., :1], axis=-1, keepdims=True)
     centered = np.where(constant, 0.0, centered)
-    scale = np.sqrt(variance) + eps
-    undefined = (scale == 0.0) & (centered != 0.0)
+    if scale is None:
+        return centered
+    if scale == "group":
+        std = np.sqrt(_group_squares(rewards, include_self) / (members - ddof))
+    else:  # "batch": one std for every reward of the array
+        std = np.sqrt(((rewards - rewards.mean()) ** 2).sum() / (rewards.size - ddof))
+    divisor = np.broadcast_to(std + eps, centered.shape)
+    undefined = (divisor == 0.0) & (centered != 0.0)
     if undefined.any():
         index = tuple(int(i) for i in np.argwhere(undefined)[0])
         raise ValueError(
             "eps must be > 0 when a std is 0 (or underflows to 0) although the sample differs "
             f"from the mean: its advantage would be infinite; got eps = 0.0 at index {index}"
         )
-    return np.divide(centered, scale, out=np.zeros_like(centered), where=centered != 0.0)
+    return np.divide(centered, divisor, out=np.zeros_like(centered), where=centered != 0.0)
+
+
+def _check_scale(scale: object) -> str | None:
+    """``scale`` after checking that it is "group", "batch" or None."""
+    if scale is None or (isinstance(scale, str) and scale in SCALES):
+        return scale
+    raise ValueError(f"scale must be 'group', 'batch' or None; got {scale!r}")
+
+
+def _group_means(rewards: np.ndarray, include_self: bool) -> np.ndarray:
+    """Mean of each group (include_self) or, for each member, the mean of the others."""
+    if include_self:
+        return rewards.mean(axis=-1, keepdims=True)
+    others = rewards.shape[-1] - 1
+    return (rewards.sum(axis=-1, keepdims=True) - rewards) / others
+
+
+def _group_squares(rewards: np.ndarray, include_self: bool) -> np.ndarray:
+    """Sum of squared deviations of the members about their mean (the others' without self)."""
+    if include_self:
+        mean = rewards.mean(axis=-1, keepdims=True)
+        return ((rewards - mean) ** 2).sum(axis=-1, keepdims=True)
+    means = _group_means(rewards, include_self=False)
+    # For each left-out i, the others' squares about their own mean.
+    return np.stack(
+        [
+            ((np.delete(rewards, i, axis=-1) - means[..., i : i + 1]) ** 2).sum(axis=-1)
+            for i in range(rewards.shape[-1])
+        ],
+        axis=-1,
+    )
 
 
 def enumerate_group_gradient(
@@ -274,6 +359,130 @@ def enumerate_group_gradient(
         estimate = advantages @ categorical_score(logits, group) / group_size
         expectation += np.prod(probs[group]) * estimate  # Pr(a_1, ..., a_N) = Π_i π(a_i)
     return expectation
+
+
+def group_gradient_moments(
+    probs: ArrayLike,
+    outcome_rewards: ArrayLike,
+    scores: ArrayLike,
+    group_size: int,
+    advantage_fn: Callable[[np.ndarray], ArrayLike],
+) -> tuple[np.ndarray, float, float]:
+    """Exact mean and total variance of a group policy-gradient estimator, by enumeration.
+
+    A group is N independent draws j_1, ..., j_N from K outcomes (the actions of a bandit,
+    or every episode of a small MDP), outcome j having probability p(j), reward R(j) and
+    score ψ(j) = ∇_θ log p_θ(j). The advantages A = advantage_fn(R(j_1), ..., R(j_N)) weight
+    the scores: member i contributes x_i = A_i ψ(j_i), and the group's estimate is
+
+        ĝ = (1/N) Σ_i x_i .
+
+    Summing over all K^N groups, each with probability Π_i p(j_i), gives without sampling
+    error
+
+        mean             E[ĝ],
+        sample_variance  (1/N) Σ_i tr Cov[x_i]   (the cost of one member's term),
+        group_variance   tr Cov[ĝ]               (the cost of the group's update),
+
+    where tr Cov[x] = E||x||² - ||E x||² is the total variance, the sum of the variances of
+    all entries. For independent terms group_variance would be sample_variance / N; a group
+    baseline correlates the members, and the difference measures by how much.
+
+    Book: equation (eq-trace-covariance), chapter 3.
+    Book: equation (eq-group-moments), chapter 7.
+
+    Parameters
+    ----------
+    probs : array_like, shape (K,)
+        Probability p(j) of each outcome (non-negative, summing to 1). Outcomes of
+        probability 0 are skipped.
+    outcome_rewards : array_like, shape (K,)
+        Reward R(j) of each outcome (for an episode, its return).
+    scores : array_like, shape (K, ...)
+        Score ψ(j) of each outcome; the trailing shape is that of the parameters.
+    group_size : int
+        Group size N >= 1.
+    advantage_fn : callable
+        Maps the rewards of one group, a float64 array of shape (N,), to N advantages, e.g.
+        :func:`leave_one_out_advantages`, or ``lambda r: r`` for plain REINFORCE.
+
+    Returns
+    -------
+    mean : numpy.ndarray, shape ``scores.shape[1:]``
+        E[ĝ].
+    sample_variance : float
+        (1/N) Σ_i tr Cov[A_i ψ(j_i)].
+    group_variance : float
+        tr Cov[ĝ].
+
+    Raises
+    ------
+    ValueError
+        If ``probs`` is not a probability vector, ``outcome_rewards`` is not a finite
+        (K,) array or ``scores`` a finite (K, ...) array, ``group_size`` is not a positive
+        integer or the K^N groups exceed one million (naming ``group_size``), or
+        ``advantage_fn`` is not callable or returns something other than N finite numbers.
+
+    References
+    ----------
+    W. Kool, H. van Hoof and M. Welling, "Buy 4 REINFORCE samples, get a baseline for free!",
+    ICLR Workshop, 2019.
+
+    Examples
+    --------
+    Two equally likely outcomes with rewards 1 and 0 and scores ±1/2. Plain REINFORCE
+    (A_i = R_i) on groups of two: the mean is the gradient 1/4, and averaging two
+    independent terms halves the variance; leave-one-out has the same mean.
+
+    >>> mean, per_sample, per_group = group_gradient_moments(
+    ...     [0.5, 0.5], [1.0, 0.0], [0.5, -0.5], group_size=2, advantage_fn=lambda r: r)
+    >>> float(mean), per_sample, per_group
+    (0.25, 0.0625, 0.03125)
+    >>> group_gradient_moments([0.5, 0.5], [1.0, 0.0], [0.5, -0.5], 2,
+    ...                        leave_one_out_advantages)[0]
+    array(0.25)
+    """
+    probs = check_distribution(probs, "probs")
+    if probs.ndim != 1:
+        raise ValueError(f"probs must be a 1-D array; got shape {probs.shape}")
+    outcome_rewards = as_float_array(outcome_rewards, "outcome_rewards", ndim=1)
+    check_shape(outcome_rewards, "outcome_rewards", probs.shape, "one entry per outcome")
+    scores = as_float_array(scores, "scores", min_ndim=1)
+    if scores.shape[:1] != probs.shape:
+        raise ValueError(
+            f"scores must have one row per outcome, shape ({len(probs)}, ...); "
+            f"got shape {scores.shape}"
+        )
+    group_size = check_positive_int(group_size, "group_size")
+    support = np.flatnonzero(probs > 0.0)
+    count = len(support) ** group_size
+    what = f"K**N = {len(support)}**{group_size} = {count} groups"
+    check_enumeration_size(count, "group_size", what)
+    advantage_fn = check_callable(advantage_fn, "advantage_fn")
+
+    flat = scores.reshape(len(probs), -1)
+    group_first = np.zeros(flat.shape[1])  # E[ĝ]
+    group_second = 0.0  # E||ĝ||²
+    member_first = np.zeros((group_size, flat.shape[1]))  # E[x_i]
+    member_second = 0.0  # Σ_i E||x_i||²
+    for group in itertools.product(support, repeat=group_size):
+        group = np.array(group)
+        probability = np.prod(probs[group])  # independent draws
+        advantages = _call_advantage_fn(advantage_fn, outcome_rewards[group].copy(), group_size)
+        terms = advantages[:, None] * flat[group]  # x_i = A_i ψ(j_i), one row per member
+        estimate = terms.mean(axis=0)
+        group_first += probability * estimate
+        group_second += probability * float(estimate @ estimate)
+        member_first += probability * terms
+        member_second += probability * float(np.sum(terms**2))
+    sample_variance = (member_second - float(np.sum(member_first**2))) / group_size
+    group_variance = group_second - float(group_first @ group_first)
+    # Rounding can leave -1e-17 where the variance is exactly 0.
+    return (
+        group_first.reshape(scores.shape[1:]),
+        float(max(sample_variance, 0.0)),
+        float(max(group_variance, 0.0)),
+    )
 
 
 def _call_advantage_fn(

@@ -20,6 +20,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    check_dynamics,
+    check_initial,
     check_reward_process,
     check_state_function,
     check_tabular_mdp,
@@ -29,6 +31,7 @@ __all__ = [
     "action_values",
     "advantage_values",
     "bellman_residual",
+    "discounted_occupancy",
     "evaluate_policy",
     "policy_transition_and_reward",
     "state_values",
@@ -480,3 +483,79 @@ def advantage_values(
     q_values = action_values(transition, reward, policy, gamma, terminal=terminal)
     values = state_values(transition, reward, policy, gamma, terminal=terminal)
     return q_values - values[:, None]  # terminal rows: 0 - 0
+
+
+def discounted_occupancy(
+    transition: ArrayLike,
+    policy: ArrayLike,
+    initial: ArrayLike,
+    gamma: float,
+    terminal: ArrayLike | None = None,
+) -> np.ndarray:
+    """Discounted state occupancy d_π: the expected discounted number of visits to each state.
+
+        d_π(s) = Σ_{t >= 0} γ^t Pr(s_t = s),    d_L^T = p_{0,L}^T (I - γ P_LL)^{-1},
+
+    over the live states L, with d_π = 0 in terminal states (an episode that enters one has
+    ended). It is not normalized: Σ_s d_π(s) is the expected discounted length of an episode
+    (1 / (1 - γ) when nothing terminates). With it, an expected discounted sum over the
+    steps of an episode becomes a sum over states, Σ_s d_π(s) f(s), which is how the
+    performance-difference lemma and the policy-gradient theorem are written state by state.
+
+    Book: equation (eq-occupancy), chapter 5.
+
+    Parameters
+    ----------
+    transition : array_like, shape (S, A, S)
+        transition[s, a, s'] = P(s' | s, a).
+    policy : array_like, shape (S, A)
+        policy[s, a] = π(a | s).
+    initial : array_like, shape (S,)
+        Start distribution p_0.
+    gamma : float
+        Discount factor γ in [0, 1]; γ = 1 needs a terminal state reachable from every
+        state under π.
+    terminal : array_like of bool or 0/1, shape (S,), optional
+        Terminal states (their rows are ignored). Default: none.
+
+    Returns
+    -------
+    numpy.ndarray, shape (S,)
+        d_π, float64, >= 0, and 0 in terminal states.
+
+    Raises
+    ------
+    ValueError
+        As :func:`state_values` for ``transition``, ``policy``, ``gamma`` and ``terminal``;
+        and if ``initial`` is not a probability vector with one entry per state.
+
+    References
+    ----------
+    S. Kakade and J. Langford, "Approximately optimal approximate reinforcement learning",
+    ICML, 2002.
+    R. S. Sutton, D. McAllester, S. Singh and Y. Mansour, "Policy gradient methods for
+    reinforcement learning with function approximation", NeurIPS, 2000.
+
+    Examples
+    --------
+    One state that loops on itself forever: 1 + γ + γ² + ... = 1 / (1 - γ) visits.
+
+    >>> transition = np.ones((1, 1, 1))
+    >>> discounted_occupancy(transition, [[1.0]], [1.0], gamma=0.9)
+    array([10.])
+    """
+    transition, terminal = check_dynamics(transition, terminal)
+    initial = check_initial(initial, transition.shape[0])
+    # The occupancy does not depend on the rewards: average the dynamics with zero rewards.
+    transition_pi, _ = policy_transition_and_reward(
+        transition, np.zeros(transition.shape), policy, terminal
+    )
+    transition_pi, _, gamma, terminal = check_reward_process(
+        transition_pi, np.zeros(len(initial)), gamma, terminal
+    )
+
+    live = ~terminal
+    occupancy = np.zeros(len(initial))
+    system = np.eye(live.sum()) - gamma * transition_pi[np.ix_(live, live)]
+    occupancy[live] = np.linalg.solve(system.T, initial[live])
+    return occupancy

@@ -26,3 +26,39 @@ def load_module(path: Path, name: str) -> ModuleType:
 def load_solution(name: str) -> ModuleType:
     """Import ``solutions/<name>.py`` under the private module name ``_solution_<name>``."""
     return load_module(SOLUTIONS / f"{name}.py", f"_solution_{name}")
+
+
+def run_checks(exercise, module, seed: int = 7) -> dict:
+    """Score every check of ``exercise`` against ``module`` in this process, without the sandbox.
+
+    For testing a specification and its reference solution quickly: the grader itself never
+    imports student code. Returns the verdict of each check by name.
+    """
+    import traceback
+
+    import numpy as np
+
+    from rlfound.grading import spec
+
+    reference = exercise.reference()
+    outcomes = {}
+    for check in exercise.checks:
+        prepared = check.prepare(exercise.rng(check, seed), reference)
+        replies = []
+        for request in prepared.calls:
+            try:
+                value = getattr(module, request.function)(**request.kwargs)
+                replies.append(np.asarray(value, dtype=np.float64))
+            except Exception:  # the verdict, not the test, decides what an error means
+                replies.append(spec.CallError(traceback.format_exc()))
+        outcomes[check.name] = prepared.judge(replies)
+    return outcomes
+
+
+def load_starter(source: str, folder: Path, name: str) -> ModuleType:
+    """The student starter generated from a reference solution's ``source``, imported."""
+    from rlfound.grading.starter import strip_solutions
+
+    path = Path(folder) / f"starter_{name}.py"
+    path.write_text(strip_solutions(source), encoding="utf-8")
+    return load_module(path, f"_starter_{name}")

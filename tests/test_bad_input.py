@@ -1629,7 +1629,7 @@ CASES = [
     case(
         groups.group_normalized_advantages,
         "rewards",
-        "rewards must have at least 1 member per group on the last axis; got shape (2, 0)",
+        "rewards must have at least 2 members per group on the last axis; got shape (2, 0)",
         rewards=np.ones((2, 0)),
     ),
     case(

@@ -1,10 +1,13 @@
 """rlfound.importance: importance ratios, ordinary and weighted estimates, variance, ESS.
 
 References: exact enumeration over the K actions (E_μ[f] = Σ_a μ(a) f(a)) and the formulas
-written out with explicit sums.
+written out with explicit sums; for the token-sequence functions of chapter 5, products of
+ratios formed factor by factor and exact enumeration of all K^L sequences.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -17,6 +20,12 @@ from rlfound.importance import (
     importance_ratios,
     importance_sampling_variance,
     off_policy_value,
+    sequence_log_ratio,
+    sequence_ratio,
+    sequence_ratio_variance,
+    token_ratios,
+    truncated_importance_weights,
+    truncated_ratios,
     weighted_off_policy_value,
 )
 
@@ -210,3 +219,133 @@ def test_effective_sample_size_is_invariant_to_scaling_even_near_overflow(weight
     assert effective_sample_size(weights * 10.0**scale) == pytest.approx(
         effective_sample_size(weights), rel=1e-10
     )
+
+
+# --- token sequences (chapter 5) ----------------------------------------------------------------
+
+
+@st.composite
+def token_logprobs(draw, max_len=10):
+    """(logprobs, old_logprobs, mask) of shape (B, L): probabilities in [1e-3, 1]."""
+    shape = draw(st.tuples(st.integers(1, 3), st.integers(1, max_len)))
+    probs = hnp.arrays(np.float64, shape, elements=st.floats(1e-3, 1.0))
+    mask = draw(hnp.arrays(np.bool_, shape))
+    return np.log(draw(probs)), np.log(draw(probs)), mask
+
+
+def test_token_ratios_by_hand():
+    got = token_ratios(np.log([0.5, 0.2, 0.9]), np.log([0.25, 0.4, 0.1]), mask=[1, 1, 0])
+    np.testing.assert_allclose(got, [2.0, 0.5, 1.0], rtol=1e-14)
+
+
+@given(batch=token_logprobs())
+def test_sequence_ratio_is_the_product_of_the_valid_token_ratios(batch):
+    logprobs, old_logprobs, mask = batch
+    expected = []
+    for row_lp, row_old, row_mask in zip(logprobs, old_logprobs, mask, strict=True):
+        product = 1.0
+        for lp, old, m in zip(row_lp, row_old, row_mask, strict=True):
+            if m:
+                product *= np.exp(lp) / np.exp(old)  # the reference form, factor by factor
+        expected.append(product)
+    np.testing.assert_allclose(sequence_ratio(logprobs, old_logprobs, mask), expected, rtol=1e-10)
+    np.testing.assert_allclose(
+        np.prod(token_ratios(logprobs, old_logprobs, mask), axis=-1), expected, rtol=1e-10
+    )
+
+
+@given(batch=token_logprobs())
+def test_length_normalized_ratio_is_the_geometric_mean_of_the_valid_token_ratios(batch):
+    logprobs, old_logprobs, mask = batch
+    mask[:, 0] = True  # every sequence has a valid token
+    for row in range(len(mask)):
+        ratios = np.exp(logprobs[row] - old_logprobs[row])[mask[row]]
+        geometric = float(np.prod(ratios) ** (1.0 / ratios.size))
+        got = sequence_ratio(logprobs[row], old_logprobs[row], mask[row], length_normalized=True)
+        assert got == pytest.approx(geometric, rel=1e-10)
+
+
+def test_a_single_sequence_gives_a_float():
+    lp, old = np.log([0.5, 0.2, 0.9]), np.log([0.25, 0.4, 0.1])
+    assert type(sequence_log_ratio(lp, old)) is float
+    assert sequence_ratio(lp, old) == pytest.approx(9.0, rel=1e-14)
+
+
+def test_log_space_keeps_long_sequence_ratios_finite_where_products_of_probabilities_underflow():
+    # 2000 tokens of probability 1e-3 under both policies, one token twice as likely: the
+    # probabilities underflow to 0 (the ratio of products is 0/0), the log-ratio is exact.
+    old = np.full(2000, np.log(1e-3))
+    new = old.copy()
+    new[7] += np.log(2.0)
+    with np.errstate(invalid="ignore"):
+        naive = np.prod(np.exp(new)) / np.prod(np.exp(old))
+    assert np.isnan(naive)
+    assert sequence_ratio(new, old) == pytest.approx(2.0, rel=1e-12)
+
+
+def test_length_normalized_ratio_without_a_valid_token_is_refused():
+    with pytest.raises(ValueError, match="at least one token of every sequence"):
+        sequence_log_ratio(np.zeros((2, 2)) - 1, np.zeros((2, 2)) - 1, [[1, 0], [0, 0]], True)
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 3, 5])
+@pytest.mark.parametrize(
+    ("target", "behavior"),
+    [([0.5, 0.5], [0.25, 0.75]), ([0.2, 0.3, 0.5], [0.4, 0.4, 0.2]), ([0.0, 1.0], [0.5, 0.5])],
+)
+def test_sequence_ratio_variance_equals_enumeration_of_all_sequences(length, target, behavior):
+    target, behavior = np.array(target), np.array(behavior)
+    mean = second = 0.0
+    for sequence in itertools.product(range(len(target)), repeat=length):
+        probability = np.prod(behavior[list(sequence)])
+        weight = np.prod(target[list(sequence)] / behavior[list(sequence)])
+        mean += probability * weight
+        second += probability * weight**2
+    assert mean == pytest.approx(1.0, rel=1e-12)  # unbiased: E_μ[ρ(x)] = 1
+    assert sequence_ratio_variance(target, behavior, length) == pytest.approx(
+        second - mean**2, rel=1e-10, abs=1e-12
+    )
+
+
+@given(problem=bandit_problems(), length=st.integers(0, 50))
+def test_sequence_ratio_variance_grows_geometrically(problem, length):
+    target, behavior, _ = problem
+    chi_square = importance_sampling_variance(target, behavior, np.ones(len(target)))
+    assert sequence_ratio_variance(target, behavior, length) == pytest.approx(
+        (1.0 + chi_square) ** length - 1.0, rel=1e-8, abs=1e-12
+    )
+
+
+def test_identical_policies_have_zero_variance_at_any_length():
+    assert sequence_ratio_variance([0.3, 0.7], [0.3, 0.7], 10_000) == 0.0
+
+
+@given(
+    ratio=hnp.arrays(np.float64, st.integers(1, 20), elements=st.floats(1e-3, 50.0)),
+    cap=st.floats(0.1, 10.0),
+)
+def test_truncated_ratios_are_min_of_ratio_and_cap(ratio, cap):
+    np.testing.assert_array_equal(truncated_ratios(ratio, cap), [min(r, cap) for r in ratio])
+
+
+@given(problem=bandit_problems(), cap=st.floats(0.5, 5.0))
+def test_truncation_has_mean_at_most_one_and_bounded_second_moment(problem, cap):
+    # E_μ[min(ρ, c)] <= E_μ[ρ] = 1 (the bias), and E_μ[min(ρ, c)²] <= c E_μ[ρ] = c.
+    target, behavior, _ = problem
+    truncated = truncated_ratios(target / behavior, cap)
+    assert behavior @ truncated <= 1.0 + 1e-12
+    assert behavior @ truncated**2 <= cap + 1e-9
+
+
+@given(batch=token_logprobs(), cap=st.floats(0.5, 5.0))
+def test_truncated_importance_weights_are_the_truncated_token_ratios(batch, cap):
+    logprobs, rollout_logprobs, mask = batch
+    got = truncated_importance_weights(logprobs, rollout_logprobs, cap, mask)
+    expected = truncated_ratios(np.exp(logprobs - rollout_logprobs), cap)
+    np.testing.assert_allclose(got[mask], expected[mask], rtol=1e-12)
+    assert np.all(got[~mask] == 1.0)
+
+
+def test_truncated_importance_weights_do_not_overflow():
+    got = truncated_importance_weights([-1e-3], [-900.0], cap=2.0)
+    np.testing.assert_array_equal(got, [2.0])

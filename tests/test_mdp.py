@@ -16,6 +16,7 @@ from rlfound.mdp import (
     action_values,
     advantage_values,
     bellman_residual,
+    discounted_occupancy,
     evaluate_policy,
     policy_transition_and_reward,
     state_values,
@@ -25,6 +26,7 @@ from rlfound.mdp import (
 from tests.oracles import (
     episodes_by_hand,
     forward_mdp,
+    linear_solve_values,
     markov_chains,
     policy_average,
     power_series_values,
@@ -317,4 +319,70 @@ def test_rows_of_terminal_states_are_ignored(function):
         function(transition, reward, policy, 0.9, terminal),
         rtol=1e-14,
         atol=1e-14,
+    )
+
+
+# --- discounted_occupancy (chapter 5) ------------------------------------------------------------
+
+
+def occupancy_by_power_series(transition, policy, initial, gamma, terminal, steps=2000):
+    """Σ_t γ^t Pr(s_t = s), by propagating the state distribution step by step; an episode
+    that enters a terminal state stops there (its mass leaves the sum)."""
+    p_pi, _ = policy_average(transition, np.zeros(transition.shape), policy, terminal)
+    live = ~terminal
+    distribution = np.where(live, initial, 0.0)
+    total = np.zeros(len(initial))
+    for t in range(steps):
+        total += gamma**t * distribution
+        distribution = np.where(live, distribution @ p_pi, 0.0)
+    return total
+
+
+@given(seed=seeds, gamma=st.floats(0.0, 0.95), num_terminal=st.integers(0, 2))
+def test_discounted_occupancy_is_the_discounted_sum_of_visit_probabilities(
+    seed, gamma, num_terminal
+):
+    rng = np.random.default_rng(seed)
+    transition, _, policy, terminal, initial = random_mdp(rng, 5, 3, num_terminal)
+    np.testing.assert_allclose(
+        discounted_occupancy(transition, policy, initial, gamma, terminal),
+        occupancy_by_power_series(transition, policy, initial, gamma, terminal),
+        rtol=1e-9,
+        atol=1e-12,
+    )
+
+
+def test_occupancy_of_the_tiny_chain_with_gamma_one_counts_each_visit_once():
+    transition = CHAIN_P[:, None, :]
+    occupancy = discounted_occupancy(
+        transition, np.ones((3, 1)), [1.0, 0.0, 0.0], 1.0, terminal=[False, False, True]
+    )
+    np.testing.assert_allclose(occupancy, [1.0, 1.0, 0.0], rtol=1e-15)
+
+
+@given(seed=seeds, gamma=st.floats(0.0, 0.95))
+def test_occupancy_weights_turn_the_expected_return_into_a_sum_over_states(seed, gamma):
+    # J = Σ_s d_π(s) r_π(s): the discounted sum of rewards, collected state by state.
+    rng = np.random.default_rng(seed)
+    transition, reward, policy, terminal, initial = random_mdp(rng, 5, 2, num_terminal=1)
+    values, _ = linear_solve_values(transition, reward, policy, gamma, terminal)
+    _, r_pi = policy_average(transition, reward, policy, terminal)
+    occupancy = discounted_occupancy(transition, policy, initial, gamma, terminal)
+    assert occupancy @ r_pi == pytest.approx(initial @ values, rel=1e-9, abs=1e-12)
+
+
+@given(seed=seeds, gamma=st.floats(0.0, 0.95))
+def test_performance_difference_lemma_holds_exactly(seed, gamma):
+    # J(π') - J(π) = Σ_s d_π'(s) Σ_a π'(a | s) A_π(s, a) (Kakade and Langford, 2002).
+    rng = np.random.default_rng(seed)
+    transition, reward, policy, terminal, initial = random_mdp(rng, 5, 3, num_terminal=1)
+    other = rng.dirichlet(np.ones(3), size=5)
+    gain = initial @ (
+        linear_solve_values(transition, reward, other, gamma, terminal)[0]
+        - linear_solve_values(transition, reward, policy, gamma, terminal)[0]
+    )
+    advantage = advantage_values(transition, reward, policy, gamma, terminal)
+    occupancy = discounted_occupancy(transition, other, initial, gamma, terminal)
+    assert np.sum(occupancy[:, None] * other * advantage) == pytest.approx(
+        gain, rel=1e-9, abs=1e-12
     )

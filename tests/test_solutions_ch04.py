@@ -14,14 +14,12 @@ file in ``test_solution_files.py``.
 from __future__ import annotations
 
 import itertools
-import traceback
 
 import numpy as np
 import pytest
 
 from rlfound.grading import spec
-from rlfound.grading.starter import strip_solutions
-from tests._solutions import SOLUTIONS, load_module, load_solution
+from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
 from tests.oracles import (
     BEGIN,
     DRAFT,
@@ -150,23 +148,6 @@ def test_bad_input_raises_a_value_error_naming_the_argument(change, name):
 # --- the grading specification, evaluated in-process ---------------------------------------
 
 
-def run_checks(exercise, module, seed=7):
-    """Score every check of ``exercise`` against ``module`` without the sandbox."""
-    reference = exercise.reference()
-    outcomes = {}
-    for check in exercise.checks:
-        prepared = check.prepare(exercise.rng(check, seed), reference)
-        replies = []
-        for call in prepared.calls:
-            try:
-                value = getattr(module, call.function)(**call.kwargs)
-                replies.append(np.asarray(value, dtype=np.float64))
-            except Exception:  # the verdict, not the test, decides what an error means
-                replies.append(spec.CallError(traceback.format_exc()))
-        outcomes[check.name] = prepared.judge(replies)
-    return outcomes
-
-
 def test_the_specification_loads_and_matches_the_solution():
     exercise = spec.load_file(SPEC_FILE)
     assert exercise.id == "gae-timeouts" and exercise.chapter == 4 and exercise.stars == 3
@@ -182,9 +163,7 @@ def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
         outcomes = run_checks(exercise, solution, seed)
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
         assert not failed, failed
-    starter_path = tmp_path / "starter_gae_timeouts.py"
-    starter_path.write_text(strip_solutions(SOURCE), encoding="utf-8")
-    starter = load_module(starter_path, "_starter_module_gae_timeouts")
+    starter = load_starter(SOURCE, tmp_path, "gae_timeouts")
     outcomes = run_checks(exercise, starter)
     passed = [name for name, o in outcomes.items() if o.passed]
     assert not passed, passed

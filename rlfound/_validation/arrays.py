@@ -34,6 +34,7 @@ __all__ = [
     "check_nonnegative_int",
     "check_nonnegative_real",
     "check_optional_mask",
+    "check_positive_entries",
     "check_positive_int",
     "check_positive_real",
     "check_rng",
@@ -569,3 +570,16 @@ def check_weights(weights: Any, name: str) -> np.ndarray:
     if not (weights > 0.0).any():
         raise ValueError(f"{name} must not all be zero; got shape {weights.shape}")
     return weights
+
+
+def check_positive_entries(array: np.ndarray, name: str, what: str = "") -> np.ndarray:
+    """Return ``array`` (already finite) after checking that every entry is > 0.
+
+    ``what`` may say why, e.g. ``" (a ratio of two probabilities)"``; the message reads
+    ``"ratio must be positive (a ratio of two probabilities); got 0.0 at index (1,)"``.
+    """
+    not_positive = ~(array > 0.0)
+    if not_positive.any():
+        index = _first_index(not_positive)
+        raise ValueError(f"{name} must be positive{what}; got {_show(array[index])}{_at(index)}")
+    return array
