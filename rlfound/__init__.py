@@ -25,6 +25,19 @@ per topic in the order the book teaches it:
   moments of a group estimator.
 - :mod:`rlfound.reduction`: how per-token losses become one number: token and sequence
   means, constant normalizers, multi-turn hierarchies, sharded reduction.
+- :mod:`rlfound.credit`: credit over turns: turn-level reward-to-go, potential-based
+  shaping, counterfactual branching, options and SMDP returns.
+- :mod:`rlfound.entropy`: categorical entropy and its gradient, entropy per position, and
+  the diversity measures (action entropy, unique successful strategies, group variance).
+- :mod:`rlfound.diagnostics`: estimator diagnostics of a training batch: reward tails,
+  group signal, log-ratios, KL, effective sample size, critic calibration, gradient norms,
+  policy lag; ``report`` and ``plot_history``.
+- :mod:`rlfound.constrained`: scalarized rewards, Pareto fronts, the Lagrangian and its
+  primal-dual updates, the occupancy-measure linear program, lexicographic selection.
+- :mod:`rlfound.contract`: the training batch: building it from episodes, validating it,
+  packing and unpacking it.
+- :mod:`rlfound.invariants`: the invariants kit, checks to point at any loss or advantage
+  function.
 - :mod:`rlfound.gradcheck`: finite-difference gradient checks.
 
 Conventions: arrays are float64 and scalars Python floats; time is the last axis and leading
@@ -39,11 +52,17 @@ Import the modules, not the functions, e.g. ``from rlfound import advantages``.
 from rlfound import (
     advantages,
     bandits,
+    constrained,
+    contract,
+    credit,
+    diagnostics,
     distributions,
+    entropy,
     episodes,
     gradcheck,
     groups,
     importance,
+    invariants,
     kl,
     mdp,
     policy_gradient,
@@ -60,11 +79,17 @@ __all__ = [
     "__version__",
     "advantages",
     "bandits",
+    "constrained",
+    "contract",
+    "credit",
+    "diagnostics",
     "distributions",
+    "entropy",
     "episodes",
     "gradcheck",
     "groups",
     "importance",
+    "invariants",
     "kl",
     "mdp",
     "policy_gradient",

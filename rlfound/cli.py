@@ -12,8 +12,10 @@
 Every subcommand accepts ``--exercises DIR`` (repeatable) to add an instructor's own
 exercise specifications. Exit status: 0 on success (``grade`` returns 0 whenever the batch was
 graded, whatever the scores), 1 when ``check`` finds a failing check, ``verify`` finds a
-problem in the specification, or the grader itself failed (its worker could not start), 2 for
-bad arguments.
+problem in the specification, or the grader itself failed on a submission (its worker could
+not start or be cleaned up; that submission has a zero and the reason, every other row is
+graded), 2 for bad arguments. ``grade`` and ``gradescope``'s runner print which sandbox mode
+they use and what it protects against.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import argparse
 import sys
 from pathlib import Path
 
+#: Skipped entries named in the summary (all are in skipped.csv).
+_SHOWN = 20
 _DESCRIPTION = "Exercises of RL Foundations: starters, self-check and a sandboxed batch grader."
 
 
@@ -71,13 +75,23 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_float,
         default=10.0,
         metavar="SECONDS",
-        help="wall-clock limit of one check (default: 10)",
+        help="CPU time of one check, all the submission's processes together (default: 10; "
+        "a check also ends after 3 times that plus 5 seconds of wall-clock time)",
+    )
+    sandbox.add_argument(
+        "--memory",
+        type=_positive_int,
+        default=2048,
+        metavar="MIB",
+        help="memory of all of a submission's processes together, in MiB (default: 2048)",
     )
     sandbox.add_argument(
         "--mode",
-        choices=("auto", "default", "strong"),
+        choices=("auto", "strong", "user", "default"),
         default="auto",
-        help="sandbox: strong uses bubblewrap; auto (default) uses it when it works",
+        help="sandbox: strong uses bubblewrap; user (the grader is root) runs each submission "
+        "as an unprivileged user in a private root; default has no kernel isolation; auto "
+        "(default) picks the strongest that works here",
     )
 
     parser = argparse.ArgumentParser(prog="rlfound", description=_DESCRIPTION)
@@ -160,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _limits(args):
+    from rlfound.grading.sandbox import Limits
+
+    return Limits(timeout=args.timeout, memory=args.memory * 2**20)
+
+
 def _exercise(parser, exercises, exercise_id, argument):
     if exercise_id not in exercises:
         choices = ", ".join(sorted(exercises))
@@ -212,7 +232,6 @@ def _starter(parser, args, exercise) -> int:
 def _check(parser, args, exercises) -> int:
     from rlfound.grading import starter, submissions
     from rlfound.grading.grader import Grader
-    from rlfound.grading.sandbox import Limits
 
     submission = submissions.read_submission(Path(args.file))
     if submission.source is None:
@@ -224,7 +243,7 @@ def _check(parser, args, exercises) -> int:
             "pass --exercise ID"
         )
     exercise = _exercise(parser, exercises, exercise_id, "--exercise")
-    grader = Grader(exercise, public_only=True, mode=args.mode, limits=Limits(timeout=args.timeout))
+    grader = Grader(exercise, public_only=True, mode=args.mode, limits=_limits(args))
     result = grader.grade(submission)
     print(f"{exercise.summary()} — public checks on {args.file}\n")
     for check in result.checks:
@@ -233,6 +252,8 @@ def _check(parser, args, exercises) -> int:
         if not check.passed:
             for line in check.message.splitlines():
                 print(f"      {line}")
+    for note in result.notes:
+        print(f"NOTE  {note}".replace("\n", "\n      "))
     print(f"\npublic checks: {result.score:g} / {result.max_score:g} points")
     hidden = len(exercise.checks) - len(grader.checks)
     if hidden:
@@ -245,18 +266,15 @@ def _check(parser, args, exercises) -> int:
 def _grade(parser, args, exercise) -> int:
     from rlfound.grading.batch import grade_batch
     from rlfound.grading.grader import Grader
-    from rlfound.grading.sandbox import Limits
+    from rlfound.grading.sandbox import describe_mode
 
-    grader = Grader(exercise, seed=args.seed, mode=args.mode, limits=Limits(timeout=args.timeout))
+    grader = Grader(exercise, seed=args.seed, mode=args.mode, limits=_limits(args))
+    print(describe_mode(grader.mode), file=sys.stderr)
     progress = False if args.no_progress else None
-    results = grade_batch(grader, args.submissions, args.out, jobs=args.jobs, progress=progress)
-    broken = [r for r in results if r.grader_error]
-    if broken:
-        print(
-            f"error: the grader failed on {len(broken)} submission(s) (not the students' "
-            f"fault); first: {broken[0].name}: {broken[0].grader_error}",
-            file=sys.stderr,
-        )
+    try:
+        results = grade_batch(grader, args.submissions, args.out, jobs=args.jobs, progress=progress)
+    except OSError as error:
+        print(f"error: the class's grade sheet could not be written: {error}", file=sys.stderr)
         return 1
     total = sum(r.score for r in results)
     mean = total / len(results) if results else 0.0
@@ -265,18 +283,38 @@ def _grade(parser, args, exercise) -> int:
         f"mean {mean:.2f} / {grader.max_score:g}; reports in {args.out}",
         file=sys.stderr,
     )
+    if results.skipped:
+        count = len(results.skipped)
+        print(
+            f"skipped {count} other entr{'y' if count == 1 else 'ies'} of the submissions "
+            f"folders, each listed with the reason in {Path(args.out) / 'skipped.csv'}:",
+            file=sys.stderr,
+        )
+        for entry, reason in results.skipped[:_SHOWN]:
+            print(f"  {entry}: {reason}", file=sys.stderr)
+        if count > _SHOWN:
+            print(f"  ... and {count - _SHOWN} more", file=sys.stderr)
+    broken = [r for r in results if r.grader_error]
+    if broken:
+        print(
+            f"error: the grader failed on {len(broken)} submission(s) (not the students' "
+            f"fault; each has a zero and the reason in grades.csv): first: {broken[0].name}: "
+            f"{broken[0].grader_error}",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
 def _verify(parser, args, exercises) -> int:
     from rlfound.grading import verify
-    from rlfound.grading.sandbox import Limits, resolve_mode
+    from rlfound.grading.sandbox import resolve_mode
 
     try:
         mode = resolve_mode(args.mode)
     except ValueError as error:
         parser.error(f"argument --mode: {error}")
-    options = {"seed": args.seed, "mode": mode, "limits": Limits(timeout=args.timeout)}
+    options = {"seed": args.seed, "mode": mode, "limits": _limits(args)}
     path = Path(args.spec)
     if path.is_file():
         verification = verify.verify_file(path, **options)

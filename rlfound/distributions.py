@@ -16,7 +16,7 @@ from scipy import special
 
 from rlfound._validation import check_categories, check_logits
 
-__all__ = ["categorical_entropy", "categorical_score", "log_softmax", "softmax"]
+__all__ = ["categorical_score", "log_softmax", "softmax"]
 
 
 def softmax(logits: ArrayLike, axis: int = -1) -> np.ndarray:
@@ -161,53 +161,3 @@ def categorical_score(logits: ArrayLike, actions: ArrayLike) -> np.ndarray:
 
     onehot = np.eye(logits.shape[-1])[actions]
     return onehot - special.softmax(logits, axis=-1)
-
-
-def categorical_entropy(logits: ArrayLike, axis: int = -1) -> np.ndarray | float:
-    """Entropy of a softmax distribution, in nats, computed from the logits.
-
-        H(π) = -Σ_a π(a) log π(a),    π = softmax(θ).
-
-    It is computed as -Σ_a π(a) log_softmax(θ)_a, which is finite for any finite logits (a
-    category of probability 0 contributes 0 log 0 = 0). H is 0 for a one-hot distribution and
-    log K for the uniform one. Its gradient with respect to the logits is
-    ∂H/∂θ_a = -π(a) (log π(a) + H), which PPO's entropy bonus follows.
-
-    Book: equation (eq-ppo-total-loss), chapter 5.
-
-    Parameters
-    ----------
-    logits : array_like, shape (..., K, ...)
-        Logits θ; at least one dimension.
-    axis : int, optional
-        Axis holding the K categories. Default: the last.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        One entropy per distribution (the shape of ``logits`` without ``axis``); a float for
-        a single (1-D) distribution.
-
-    Raises
-    ------
-    ValueError
-        As :func:`softmax`.
-
-    References
-    ----------
-    C. E. Shannon, "A mathematical theory of communication", *Bell System Technical Journal*
-    27, 379-423, 1948.
-
-    Examples
-    --------
-    >>> categorical_entropy([0.0, 0.0, 0.0, 0.0])  # log 4
-    1.3862943611198906
-    >>> categorical_entropy([[0.0, 0.0], [0.0, 1000.0]])
-    array([0.69314718, 0.        ])
-    """
-    logits = check_logits(logits, axis=axis)
-
-    log_probs = special.log_softmax(logits, axis=axis)
-    # + 0.0 turns the -0.0 of a one-hot distribution into 0.0.
-    entropy = -np.sum(np.exp(log_probs) * log_probs, axis=axis) + 0.0
-    return float(entropy) if entropy.ndim == 0 else entropy

@@ -4,7 +4,8 @@ A fixed policy π turns an MDP into a Markov reward process: a transition matrix
 ``transition_pi`` with P_π[s, s'] = Σ_a π(a | s) P(s' | s, a) and an expected immediate reward
 ``reward_pi`` r_π[s]. :func:`evaluate_policy` takes that pair and solves the Bellman equation
 for the state values exactly; :func:`state_values`, :func:`action_values` and
-:func:`advantage_values` do the averaging first and give v_π, q_π and A_π of a tabular MDP.
+:func:`advantage_values` do the averaging first and give v_π, q_π and A_π of a tabular MDP;
+:func:`value_iteration` finds the optimal values q*, v* and a greedy policy.
 
 The tabular format: ``transition`` of shape (S, A, S) with transition[s, a, s'] =
 P(s' | s, a); ``reward`` of shape (S, A, S) with reward[s, a, s'] = R(s, a, s'); ``policy`` of
@@ -20,11 +21,16 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    as_float_array,
     check_dynamics,
     check_initial,
+    check_positive_int,
+    check_positive_real,
     check_reward_process,
+    check_shape,
     check_state_function,
     check_tabular_mdp,
+    check_unit_interval,
 )
 
 __all__ = [
@@ -37,6 +43,7 @@ __all__ = [
     "state_values",
     "tiny_chain",
     "tiny_chain_model",
+    "value_iteration",
 ]
 
 
@@ -559,3 +566,119 @@ def discounted_occupancy(
     system = np.eye(live.sum()) - gamma * transition_pi[np.ix_(live, live)]
     occupancy[live] = np.linalg.solve(system.T, initial[live])
     return occupancy
+
+
+def value_iteration(
+    transition: ArrayLike,
+    reward: ArrayLike,
+    gamma: float,
+    terminal: ArrayLike | None = None,
+    tol: float = 1e-10,
+    max_iterations: int = 100_000,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Optimal values of a tabular MDP by value iteration, and a greedy (optimal) policy.
+
+    The optimal action values solve the Bellman optimality equation
+
+        q*(s, a) = Σ_{s'} P(s' | s, a) [R(s, a, s') + γ max_{a'} q*(s', a')],
+
+    with q* = 0 in terminal states (nothing is earned after the end). Value iteration applies
+    the right-hand side to q = 0 until no entry changes by more than ``tol``; then
+    v*(s) = max_a q*(s, a), and a policy is optimal exactly when it puts all its probability on
+    actions that attain the maximum. The returned policy splits its probability evenly among
+    the actions within ``10 * tol`` of the maximum (ties), so equally good actions are all
+    visible in it.
+
+    For γ < 1 the update is a contraction and the iteration converges from any start. For
+    γ = 1 it converges when every policy reaches a terminal state with probability 1, and
+    more generally when no cycle of live states has positive total reward; otherwise the
+    optimal values are infinite and the iteration stops at ``max_iterations`` with an error.
+
+    Book: equation (eq-bellman-optimality), chapter 9.
+
+    Parameters
+    ----------
+    transition : array_like, shape (S, A, S)
+        transition[s, a, s'] = P(s' | s, a).
+    reward : array_like, shape (S, A, S)
+        reward[s, a, s'] = R(s, a, s').
+    gamma : float
+        Discount factor γ in [0, 1].
+    terminal : array_like of bool or 0/1, shape (S,), optional
+        Terminal states: worth 0, their rows ignored. Default: none.
+    tol : float, optional
+        Stop when an update changes no action value by more than ``tol`` (> 0).
+    max_iterations : int, optional
+        Largest number of updates before giving up (>= 1).
+
+    Returns
+    -------
+    values : numpy.ndarray, shape (S,)
+        v*, 0 in terminal states.
+    action_values : numpy.ndarray, shape (S, A)
+        q*, rows of terminal states 0.
+    policy : numpy.ndarray, shape (S, A)
+        A greedy policy: each row uniform over the maximizing actions (terminal rows uniform
+        over all actions; they are never used).
+
+    Raises
+    ------
+    ValueError
+        If the arrays do not follow the tabular format (shapes, distribution rows in
+        non-terminal states, finiteness), ``terminal`` is not a bool or 0/1 mask of shape (S,),
+        ``gamma`` is outside [0, 1], ``tol`` is not positive, ``max_iterations`` is not a
+        positive integer, or the iteration has not converged after ``max_iterations`` updates
+        (naming ``max_iterations``; with γ = 1 a cycle of positive reward has no finite value).
+
+    References
+    ----------
+    R. Bellman, *Dynamic Programming*, Princeton University Press, 1957.
+    M. L. Puterman, *Markov Decision Processes: Discrete Stochastic Dynamic Programming*,
+    Wiley, 1994, section 6.3.
+    R. S. Sutton and A. G. Barto, *Reinforcement Learning: An Introduction*, 2nd ed.,
+    MIT Press, 2018, section 4.4.
+
+    Examples
+    --------
+    From state 0, action 0 ends the episode with reward 1 and action 1 waits a step in state 1,
+    from where the only action ends it with reward 2. With γ = 0.9, waiting is worth 1.8.
+
+    >>> transition = np.zeros((3, 2, 3))
+    >>> transition[0, 0, 2] = transition[0, 1, 1] = transition[1, :, 2] = 1.0
+    >>> reward = np.zeros((3, 2, 3))
+    >>> reward[0, 0, 2], reward[1, :, 2] = 1.0, 2.0
+    >>> values, q, policy = value_iteration(transition, reward, 0.9, terminal=[0, 0, 1])
+    >>> values, q[0], policy[0]
+    (array([1.8, 2. , 0. ]), array([1. , 1.8]), array([0., 1.]))
+    """
+    transition, terminal = check_dynamics(transition, terminal)
+    reward = as_float_array(reward, "reward", ndim=3)
+    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
+    gamma = check_unit_interval(gamma, "gamma")
+    tol = check_positive_real(tol, "tol")
+    max_iterations = check_positive_int(max_iterations, "max_iterations")
+
+    live = ~terminal
+    # Expected immediate reward of each (s, a); terminal rows are never used.
+    expected_reward = np.einsum("sat,sat->sa", transition, reward)
+    q_values = np.zeros(transition.shape[:2])
+    change = np.inf
+    for _ in range(max_iterations):
+        values = np.where(live, q_values.max(axis=1), 0.0)  # v(terminal) = 0
+        updated = expected_reward + gamma * transition @ values
+        updated[terminal] = 0.0
+        change = float(np.max(np.abs(updated - q_values)))
+        q_values = updated
+        if change <= tol:
+            break
+    else:
+        raise ValueError(
+            f"max_iterations must be enough for value iteration to converge to tol = {tol}; "
+            f"got {max_iterations} iterations and a last change of {change:.3g} (with gamma = 1, "
+            "a cycle of live states with positive reward has no finite optimal value)"
+        )
+
+    values = np.where(live, q_values.max(axis=1), 0.0)
+    best = q_values >= q_values.max(axis=1, keepdims=True) - 10.0 * tol
+    policy = best / best.sum(axis=1, keepdims=True)
+    return values, q_values, policy

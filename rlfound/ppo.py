@@ -549,7 +549,7 @@ def ppo_total_loss(
         L_value, e.g. from :func:`value_loss` (a name shadowed here by the number).
     entropy : float
         H, the mean entropy of the policy's next-token distributions over the valid
-        positions (:func:`rlfound.distributions.categorical_entropy`); >= 0.
+        positions (:func:`rlfound.entropy.categorical_entropy`); >= 0.
     value_coef : float
         c_v >= 0.
     entropy_coef : float

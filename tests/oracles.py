@@ -1056,3 +1056,656 @@ def two_turn_search(p_found, beta=0.5):
     q1 = [p_found * v2[0] + (1.0 - p_found) * v2[1], v2[2]]
     v1, pol1 = soft(q1)
     return np.array(pol1), np.array(pol2), v1, np.array(v2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 9: optimal values by brute force, option models by propagation, the chapter's tasks
+# ---------------------------------------------------------------------------------------------
+# Shared by tests/test_mdp.py (value iteration), tests/test_credit.py, the chapter's claims
+# (test_chapter09_claims.py) and its solutions page (test_solutions_ch09.py).
+
+
+def optimal_values_by_enumeration(transition, reward, gamma, terminal):
+    """(v*, q*) by evaluating every deterministic policy with a linear solve.
+
+    v*(s) is the largest v_π(s) over the A^L deterministic policies (one optimal policy is
+    best in every state at once), and q*(s, a) = Σ_s' P(s' | s, a) (R(s, a, s') + γ v*(s')),
+    0 in terminal states. With γ = 1 every policy must reach a terminal state with
+    probability 1 (for instance, every entry of ``transition`` positive).
+    """
+    transition = np.asarray(transition, dtype=np.float64)
+    reward = np.asarray(reward, dtype=np.float64)
+    terminal = np.asarray(terminal, dtype=bool)
+    num_states, num_actions, _ = transition.shape
+    live = np.flatnonzero(~terminal)
+    best = np.full(num_states, -np.inf)
+    best[terminal] = 0.0
+    for choice in itertools.product(range(num_actions), repeat=live.size):
+        policy = np.zeros((num_states, num_actions))
+        policy[terminal, 0] = 1.0
+        policy[live, list(choice)] = 1.0
+        values, _ = linear_solve_values(transition, reward, policy, gamma, terminal)
+        best = np.maximum(best, values)
+    q = np.einsum("sat,sat->sa", transition, reward + gamma * best)
+    q[terminal] = 0.0
+    return best, q
+
+
+def option_model_by_propagation(
+    transition, reward, policy, termination, gamma, terminal, tol=1e-14
+):
+    """(R_o, M_o) of an option by pushing probability mass forward step by step.
+
+    From each start state, the mass that is still running is moved one step with the option's
+    policy; the discounted reward of the step is collected, and the mass that arrives in a
+    state where the option stops (with probability β there, always at a terminal state) is
+    added to M_o with weight γ^k. Stops when the running mass times γ^k is below ``tol``.
+    """
+    transition = np.asarray(transition, dtype=np.float64)
+    num_states = transition.shape[0]
+    stops = np.where(terminal, 1.0, np.asarray(termination, dtype=np.float64))
+    option_reward = np.zeros(num_states)
+    option_transition = np.zeros((num_states, num_states))
+    for start in range(num_states):
+        if terminal[start]:
+            continue
+        running = np.zeros(num_states)
+        running[start] = 1.0
+        discount = 1.0
+        while running.sum() * discount > tol:
+            arrived = np.zeros(num_states)
+            for s in np.flatnonzero(running):
+                for a in range(transition.shape[1]):
+                    for x in range(num_states):
+                        mass = running[s] * policy[s, a] * transition[s, a, x]
+                        option_reward[start] += discount * mass * reward[s, a, x]
+                        arrived[x] += mass
+            discount *= gamma
+            option_transition[start] += discount * arrived * stops
+            running = arrived * (1.0 - stops)
+    return option_reward, option_transition
+
+
+# The tool-use episode: T turns; at every turn the agent calls the tool (0) or writes text
+# (1); the first call puts the tool's result in the context (flag f = 1) for good. After the
+# last turn the task succeeds (reward 1) with probability 0.2 without the result, 0.9 with it.
+TOOL, TEXT, CLAIM = 0, 1, 2
+
+
+def tool_task(num_turns=4, p_success=(0.2, 0.9), first=0.5, later=0.25, again=0.1, actions=2):
+    """(transition, reward, terminal, policy) of the tool-use episode.
+
+    State 2t + f is turn t with flag f; states 2T and 2T + 1 are success and failure
+    (terminal). The policy calls the tool with probability ``first`` at turn 0, ``later`` at a
+    later turn without the result, ``again`` once the result is there. With ``actions=3`` a
+    third action, CLAIM (text that says the result was verified), behaves like TEXT, and the
+    policy is uniform.
+    """
+    success, failure = 2 * num_turns, 2 * num_turns + 1
+    size = 2 * num_turns + 2
+    transition = np.zeros((size, actions, size))
+    reward = np.zeros((size, actions, size))
+    for t in range(num_turns):
+        for flag in (0, 1):
+            for a in range(actions):
+                after = 1 if (flag == 1 or a == TOOL) else 0
+                here = 2 * t + flag
+                if t + 1 < num_turns:
+                    transition[here, a, 2 * (t + 1) + after] = 1.0
+                else:
+                    transition[here, a, success] = p_success[after]
+                    transition[here, a, failure] = 1.0 - p_success[after]
+                    reward[here, a, success] = 1.0
+    terminal = np.zeros(size, dtype=bool)
+    terminal[[success, failure]] = True
+    policy = np.full((size, actions), 1.0 / actions)
+    if actions == 2:
+        for t in range(num_turns):
+            p = first if t == 0 else later
+            policy[2 * t] = [p, 1.0 - p]
+            policy[2 * t + 1] = [again, 1.0 - again]
+    return transition, reward, terminal, policy
+
+
+# The debugging task of the shaping section: locate the bug, patch it, test and submit.
+DEBUG_START, DEBUG_LOCATED, DEBUG_PATCHED, DEBUG_PASS, DEBUG_FAIL = range(5)
+ADVANCE, BACK, SUBMIT_NOW = range(3)
+
+
+def debug_task():
+    """(transition, reward, terminal): the shaping section's task.
+
+    ADVANCE locates the bug (0.8, else stays), writes the patch (0.7, else stays), or tests
+    and submits (pass 0.9); BACK returns to the previous stage (stays at the start); SUBMIT_NOW
+    submits at once (pass 0.05, 0.2, 0.6 from the three stages). A pass pays 1.
+    """
+    transition = np.zeros((5, 3, 5))
+    reward = np.zeros((5, 3, 5))
+    transition[DEBUG_START, ADVANCE, [DEBUG_LOCATED, DEBUG_START]] = [0.8, 0.2]
+    transition[DEBUG_LOCATED, ADVANCE, [DEBUG_PATCHED, DEBUG_LOCATED]] = [0.7, 0.3]
+    transition[DEBUG_PATCHED, ADVANCE, [DEBUG_PASS, DEBUG_FAIL]] = [0.9, 0.1]
+    transition[DEBUG_START, BACK, DEBUG_START] = 1.0
+    transition[DEBUG_LOCATED, BACK, DEBUG_START] = 1.0
+    transition[DEBUG_PATCHED, BACK, DEBUG_LOCATED] = 1.0
+    for state, p_pass in [(DEBUG_START, 0.05), (DEBUG_LOCATED, 0.2), (DEBUG_PATCHED, 0.6)]:
+        transition[state, SUBMIT_NOW, [DEBUG_PASS, DEBUG_FAIL]] = [p_pass, 1.0 - p_pass]
+    reward[:3, :, DEBUG_PASS] = 1.0
+    terminal = np.array([False, False, False, True, True])
+    return transition, reward, terminal
+
+
+def stage_task(num_stages=3, num_actions=6, p_advance=0.5):
+    """(transition, reward, terminal) of the hierarchy section's task.
+
+    Stage i (states 0..n-1) is finished by action i with probability ``p_advance`` per try;
+    every other action leaves the stage unchanged. Finishing the last stage enters the
+    terminal state n and pays 1.
+    """
+    size = num_stages + 1
+    transition = np.zeros((size, num_actions, size))
+    reward = np.zeros((size, num_actions, size))
+    for stage in range(num_stages):
+        for a in range(num_actions):
+            if a == stage:
+                transition[stage, a, stage + 1] = p_advance
+                transition[stage, a, stage] = 1.0 - p_advance
+            else:
+                transition[stage, a, stage] = 1.0
+    reward[num_stages - 1, num_stages - 1, num_stages] = 1.0
+    terminal = np.zeros(size, dtype=bool)
+    terminal[num_stages] = True
+    return transition, reward, terminal
+
+
+# ---------------------------------------------------------------------------------------------
+# --- Chapter 10: Entropy and exploration
+# ---------------------------------------------------------------------------------------------
+
+#: Chapter 10's policies over the chapter-2 vocabulary (A, B, space, .; rows as BIGRAM_TABLE):
+#: the chatty policy (always "A", then random formatting), the decisive policy (a fair coin
+#: between "A" and "B", then full stops) and the habit policy of the constrained-decoding section.
+_NEVER = -20.0
+CHATTY_TABLE = _read_only([[_NEVER, _NEVER, 0.0, 0.0]] * 4 + [[-_NEVER, _NEVER, _NEVER, _NEVER]])
+DECISIVE_TABLE = _read_only([[_NEVER, _NEVER, _NEVER, 0.0]] * 4 + [[0.0, 0.0, _NEVER, _NEVER]])
+HABIT_TABLE = _read_only(
+    [
+        [-2.0, -2.0, 0.5, 1.5],
+        [-2.0, -2.0, 0.5, 1.5],
+        [1.5, -0.5, 0.0, -1.0],
+        [0.5, 0.5, 0.0, -1.0],
+        [0.0, 0.0, 1.0, -1.0],
+    ]
+)
+#: Chapter 10's REINFORCE run: letters A, B, C, then space and full stop; rows after A, B, C,
+#: space, full stop, then the start row.
+COLLAPSE_TABLE = _read_only(
+    [
+        [-0.5, -0.5, -0.5, 1.0, 1.0],
+        [-0.5, -0.5, -0.5, 1.0, 1.0],
+        [-0.5, -0.5, -0.5, 1.0, 1.0],
+        [0.5, 0.3, 0.8, 0.0, 0.0],
+        [0.5, 0.3, 0.8, 0.0, 0.0],
+        [0.4, 0.2, 0.6, 0.5, 0.3],
+    ]
+)
+
+
+def entropy_by_hand(probs):
+    """-Σ p log p of one probability vector by a loop with math.log, skipping zeros."""
+    return -sum(p * math.log(p) for p in np.asarray(probs, dtype=float).ravel() if p > 0.0)
+
+
+def softmax_row_by_hand(row):
+    """One softmax, with math.exp after subtracting the largest logit."""
+    top = max(row)
+    weights = [math.exp(z - top) for z in row]
+    total = sum(weights)
+    return [w / total for w in weights]
+
+
+def bigram_by_hand(table, length, allowed=None):
+    """Every response of a bigram policy, by loops: (responses, π(x), H(π(· | x_<j)) per position).
+
+    Row v of ``table`` (V + 1 rows) holds the logits after token v, the last row those at the
+    start. ``allowed(prefix)``, if given, returns the tokens a constraint allows after ``prefix``
+    (a sequence of booleans); the next-token distribution is then renormalized over them.
+    """
+    table = np.asarray(table, dtype=float)
+    vocab = table.shape[1]
+    responses, probs, entropies = [], [], []
+    for response in itertools.product(range(vocab), repeat=length):
+        prob, position_entropies = 1.0, []
+        for j, token in enumerate(response):
+            row = table[response[j - 1]] if j > 0 else table[vocab]
+            dist = softmax_row_by_hand(row)
+            if allowed is not None:
+                keep = allowed(response[:j])
+                dist = [p if k else 0.0 for p, k in zip(dist, keep, strict=True)]
+                total = sum(dist)
+                dist = [p / total for p in dist]
+            prob *= dist[token]
+            position_entropies.append(entropy_by_hand(dist))
+        responses.append(response)
+        probs.append(prob)
+        entropies.append(position_entropies)
+    return responses, np.array(probs), np.array(entropies)
+
+
+def first_letter(response, letters):
+    """The chapter's parser: the first token below ``letters`` (a letter), or -1."""
+    return next((token for token in response if token < letters), -1)
+
+
+# ---------------------------------------------------------------------------------------------
+# --- Chapter 13: the training-batch contract
+# ---------------------------------------------------------------------------------------------
+
+CONTRACT_KINDS = ("system", "user", "tool", "policy", "other")
+
+
+def random_segment_episodes(rng, num_episodes=None, max_turns=4, max_segment=5, refs=False):
+    """Random episodes in the contract's format: a context segment first, then 0..max_turns
+    turns, each an optional context segment (user, tool or another model) and a policy
+    segment with random recorded log-probabilities and a version that may grow between turns;
+    rewards per turn; ``ref_logprobs`` on every policy segment when ``refs``."""
+    episodes = []
+    count = int(rng.integers(1, 5)) if num_episodes is None else num_episodes
+    for _ in range(count):
+        prompt = rng.integers(1, 30, size=rng.integers(1, 4)).tolist()
+        segments = [{"kind": "system", "tokens": prompt}]
+        rewards, version = [], int(rng.integers(0, 9))
+        for _turn in range(int(rng.integers(0, max_turns + 1))):
+            if rng.random() < 0.7:
+                kind = str(rng.choice(["user", "tool", "other"]))
+                size = int(rng.integers(1, max_segment + 1))
+                segments.append({"kind": kind, "tokens": rng.integers(1, 30, size=size).tolist()})
+            size = int(rng.integers(1, max_segment + 1))
+            version += int(rng.random() < 0.3)
+            segment = {
+                "kind": "policy",
+                "tokens": rng.integers(1, 30, size=size).tolist(),
+                "logprobs": (-rng.uniform(0.01, 4.0, size=size)).tolist(),
+                "version": version,
+            }
+            if refs:
+                segment["ref_logprobs"] = (-rng.uniform(0.01, 4.0, size=size)).tolist()
+            segments.append(segment)
+            rewards.append(float(rng.normal()))
+        if rng.random() < 0.4:
+            segments.append({"kind": "tool", "tokens": rng.integers(1, 30, size=2).tolist()})
+        episodes.append({"segments": segments, "rewards": rewards})
+    return episodes
+
+
+def batch_by_loops(episodes, length=None, left=False, pad_id=0):
+    """The padded, target-aligned batch of ``episodes`` written token by token with loops.
+
+    Token q of a row sits at column c + q; the prediction of token q (q >= 1) is made at
+    column c + q - 1, where the action mask, turn id, old and reference log-probabilities and
+    version of token q are written."""
+    flat = []
+    for episode in episodes:
+        tokens, rows = [], []
+        turn = 0
+        for segment in episode["segments"]:
+            policy = segment["kind"] == "policy"
+            for q, token in enumerate(segment["tokens"]):
+                tokens.append(token)
+                rows.append(
+                    (
+                        policy,
+                        turn if policy else -1,
+                        segment["logprobs"][q] if policy else 0.0,
+                        segment.get("ref_logprobs", [0.0] * (q + 1))[q] if policy else 0.0,
+                        segment["version"] if policy else -1,
+                    )
+                )
+            turn += policy
+        flat.append((tokens, rows, turn))
+    if length is None:
+        length = max(2, *(len(tokens) for tokens, _, _ in flat))
+    turns = max(1, *(k for _, _, k in flat))
+    batch = {
+        "input_ids": [[pad_id] * length for _ in flat],
+        "attention_mask": [[False] * length for _ in flat],
+        "action_mask": [[False] * (length - 1) for _ in flat],
+        "old_logprobs": [[0.0] * (length - 1) for _ in flat],
+        "ref_logprobs": [[0.0] * (length - 1) for _ in flat],
+        "turn_ids": [[-1] * (length - 1) for _ in flat],
+        "rewards": [[0.0] * turns for _ in flat],
+        "policy_version": [[-1] * (length - 1) for _ in flat],
+    }
+    for i, (tokens, rows, _) in enumerate(flat):
+        start = length - len(tokens) if left else 0
+        for q, token in enumerate(tokens):
+            batch["input_ids"][i][start + q] = token
+            batch["attention_mask"][i][start + q] = True
+            if q == 0:
+                continue
+            policy, turn, logprob, ref, version = rows[q]
+            j = start + q - 1
+            batch["action_mask"][i][j] = policy
+            batch["turn_ids"][i][j] = turn
+            batch["old_logprobs"][i][j] = logprob
+            batch["ref_logprobs"][i][j] = ref
+            batch["policy_version"][i][j] = version
+        for k, reward in enumerate(episodes[i]["rewards"]):
+            batch["rewards"][i][k] = reward
+    return {key: np.array(value) for key, value in batch.items()}
+
+
+def target_logprobs_by_hand(logits, input_ids):
+    """log softmax(logits[i, j])[input_ids[i, j + 1]] for a (B, L, V) array, with math.log."""
+    logits = np.asarray(logits, dtype=float)
+    out = np.zeros((logits.shape[0], logits.shape[1] - 1))
+    for i in range(logits.shape[0]):
+        for j in range(logits.shape[1] - 1):
+            probs = softmax_row_by_hand(list(logits[i, j]))
+            out[i, j] = math.log(probs[int(input_ids[i][j + 1])])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# --- Chapter 11: multi-objective and constrained RL
+# ---------------------------------------------------------------------------------------------
+
+# The deployment bandit: escalate, test, direct, override.
+DEPLOY_SUCCESS = _read_only([0.35, 0.70, 0.85, 0.95])
+DEPLOY_TIME = _read_only([0.10, 0.30, 0.10, 0.05])
+DEPLOY_VIOLATION = _read_only([0.00, 0.00, 0.04, 0.20])
+DEPLOY_UTILITY = _read_only(np.array(DEPLOY_SUCCESS) - 0.5 * np.array(DEPLOY_TIME))
+
+# The two-step agent task: states and actions.
+TRIAGE, FIX, DONE, FIX_FAILED, INCIDENT = range(5)
+BY_THE_BOOK, SHORTCUT, RISKY = range(3)
+
+
+def two_step_task(severity=10.0):
+    """(transition, reward, cost, terminal, initial) of chapter 11's triage-then-fix task, built
+    from a table of outcomes; an incident costs 1 + ``severity``."""
+    outcomes = {  # (state, action): ({next state: probability}, time reward, rule broken)
+        (TRIAGE, BY_THE_BOOK): ({FIX: 1.0}, -0.10, 0),
+        (TRIAGE, SHORTCUT): ({FIX: 1.0}, -0.02, 1),
+        (TRIAGE, RISKY): ({DONE: 0.60, FIX: 0.35, INCIDENT: 0.05}, -0.02, 1),
+        (FIX, BY_THE_BOOK): ({DONE: 0.75, FIX_FAILED: 0.25}, -0.10, 0),
+        (FIX, SHORTCUT): ({DONE: 0.82, FIX_FAILED: 0.18}, -0.02, 1),
+        (FIX, RISKY): ({DONE: 0.95, INCIDENT: 0.05}, -0.02, 1),
+    }
+    transition = np.zeros((5, 3, 5))
+    reward = np.zeros((5, 3, 5))
+    cost = np.zeros((5, 3, 5))
+    for (s, a), (nexts, time_reward, rule) in outcomes.items():
+        for t, p in nexts.items():
+            transition[s, a, t] = p
+            reward[s, a, t] = time_reward + (1.0 if t == DONE else 0.0)
+            cost[s, a, t] = rule + (severity if t == INCIDENT else 0.0)
+    terminal = np.array([False, False, True, True, True])
+    initial = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
+    return transition, reward, cost, terminal, initial
+
+
+def deterministic_policies(num_states, num_actions, terminal):
+    """Every deterministic policy as an (S, A) array (terminal rows uniform)."""
+    live = np.flatnonzero(~np.asarray(terminal))
+    for choice in itertools.product(range(num_actions), repeat=live.size):
+        policy = np.full((num_states, num_actions), 1.0 / num_actions)
+        for s, a in zip(live, choice, strict=True):
+            policy[s] = np.eye(num_actions)[a]
+        yield policy
+
+
+def expected_total(transition, reward, policy, initial, gamma, terminal):
+    """p_0 . v_π from :func:`linear_solve_values`."""
+    values, _ = linear_solve_values(transition, reward, policy, gamma, np.asarray(terminal))
+    return float(np.asarray(initial) @ values)
+
+
+def occupancy_by_hand(transition, policy, initial, gamma, terminal):
+    """d_π(s, a) = d_π(s) π(a | s), d_L^T = p_0,L^T (I - γ P_LL)^{-1} from the loops' P_π."""
+    terminal = np.asarray(terminal)
+    p_pi, _ = policy_average(transition, np.zeros(transition.shape), policy, terminal)
+    live = np.flatnonzero(~terminal)
+    state = np.zeros(len(terminal))
+    system = np.eye(live.size) - gamma * p_pi[np.ix_(live, live)]
+    state[live] = np.linalg.solve(system.T, np.asarray(initial)[live])
+    return state[:, None] * policy
+
+
+def best_mixture_of_two(points, budget):
+    """max over pairs of (J_R, J_C) points and mixing weights of the mixture's J_R subject to its
+    J_C <= budget, exactly: with one linear constraint the optimum over the convex hull of the
+    points is a mixture of at most two of them. Returns -inf when nothing is feasible."""
+    best = -math.inf
+    for (r1, c1), (r2, c2) in itertools.product(points, repeat=2):
+        if c1 <= budget + 1e-12:
+            best = max(best, r1)
+        if c1 <= budget < c2:  # the largest feasible weight on the second point
+            weight = (budget - c1) / (c2 - c1)
+            best = max(best, (1 - weight) * r1 + weight * r2)
+    return best
+
+
+def occupancy_lp_by_hand(
+    transition, reward, costs, budgets, initial, gamma, terminal, allowed=None
+):
+    """The occupancy-measure linear program written out with loops and solved by
+    scipy.optimize.linprog: returns (J_R*, d* of shape (S, A), the constraint duals ν* >= 0).
+
+    ``costs`` is a list of (S, A, S) arrays and ``budgets`` a list of floats.
+    """
+    from scipy.optimize import linprog
+
+    num_states, num_actions, _ = transition.shape
+    live = [s for s in range(num_states) if not terminal[s]]
+    index = {(s, a): i for i, (s, a) in enumerate(itertools.product(live, range(num_actions)))}
+    objective = np.zeros(len(index))
+    cost_rows = np.zeros((len(costs), len(index)))
+    flow = np.zeros((len(live), len(index)))
+    for (s, a), i in index.items():
+        for t in range(num_states):
+            objective[i] -= transition[s, a, t] * reward[s, a, t]
+            for k, cost in enumerate(costs):
+                cost_rows[k, i] += transition[s, a, t] * cost[s, a, t]
+        for row, target in enumerate(live):
+            flow[row, i] = (1.0 if s == target else 0.0) - gamma * transition[s, a, target]
+    bounds = [
+        (0.0, 0.0) if allowed is not None and not allowed[s][a] else (0.0, None) for (s, a) in index
+    ]
+    result = linprog(
+        objective, A_ub=cost_rows, b_ub=budgets, A_eq=flow,
+        b_eq=[initial[s] for s in live], bounds=bounds, method="highs",
+    )  # fmt: skip
+    assert result.status == 0, result.message
+    occupancy = np.zeros((num_states, num_actions))
+    for (s, a), i in index.items():
+        occupancy[s, a] = result.x[i]
+    return -result.fun, occupancy, -np.asarray(result.ineqlin.marginals)
+
+
+def episode_distribution_by_hand(transition, cost, policy, initial, terminal, max_steps=10):
+    """{episode cost: probability} by recursion over every path until a terminal state."""
+    totals = {}
+
+    def walk(state, probability, total, steps):
+        if terminal[state] or steps == max_steps:
+            totals[total] = totals.get(total, 0.0) + probability
+            return
+        for a in range(transition.shape[1]):
+            for t in range(transition.shape[2]):
+                p = probability * policy[state][a] * transition[state, a, t]
+                if p > 0.0:
+                    walk(t, p, round(total + cost[state, a, t], 9), steps + 1)
+
+    for s, p in enumerate(initial):
+        if p > 0.0:
+            walk(s, p, 0.0, 0)
+    return totals
+
+
+# ---------------------------------------------------------------------------------------------
+# --- Chapter 14: common category errors
+# ---------------------------------------------------------------------------------------------
+
+#: Section 1 and exercise ex-batch-mean-explained: P(pass | prompt, style), rows easy and hard,
+#: columns careful and quick; both prompts are drawn with probability 1/2.
+CE_PASS_RATES = _read_only([[0.95, 0.85], [0.30, 0.10]])
+#: Section 3 and exercise ex-behavior-kl: reference, behavior and current next-token distributions.
+CE_REF = _read_only([0.40, 0.30, 0.20, 0.10])
+CE_BEHAVIOR = _read_only([0.30, 0.30, 0.25, 0.15])
+CE_CURRENT = _read_only([0.10, 0.25, 0.30, 0.35])
+
+
+def two_prompt_task():
+    """(transition, reward, terminal, initial) of the two-prompt batch, built entry by entry:
+    states easy, hard, passed, failed; actions careful, quick; a pass pays 1."""
+    transition = np.zeros((4, 2, 4))
+    reward = np.zeros((4, 2, 4))
+    for prompt in range(2):
+        for style in range(2):
+            rate = float(CE_PASS_RATES[prompt, style])
+            transition[prompt, style, 2] = rate
+            transition[prompt, style, 3] = 1.0 - rate
+            reward[prompt, style, 2] = 1.0
+    for end in (2, 3):
+        transition[end, :, end] = 1.0
+    return transition, reward, np.array([False, False, True, True]), np.array([0.5, 0.5, 0, 0])
+
+
+def quiz_task(check_cost=0.1, know=0.95, blind_zero=0.8, p_check=0.3):
+    """The answer-key quiz of section 6, entry by entry: (transition, reward, terminal, initial,
+    policy). States: question with key 0 and 1 (0, 1), answering after a check (2, 3), answering
+    blind (4, 5), right (6), wrong (7). At a question action 0 checks (costs ``check_cost``) and
+    1 skips; at an answer state action k answers k. After a check the agent answers the key with
+    probability ``know``; blind it answers 0 with probability ``blind_zero``."""
+    transition = np.zeros((8, 2, 8))
+    reward = np.zeros((8, 2, 8))
+    policy = np.full((8, 2), 0.5)
+    for key in (0, 1):
+        question, known, blind = key, 2 + key, 4 + key
+        transition[question, 0, known] = 1.0
+        reward[question, 0, known] = -check_cost
+        transition[question, 1, blind] = 1.0
+        policy[question] = [p_check, 1.0 - p_check]
+        for answering in (known, blind):
+            for answer in (0, 1):
+                end = 6 if answer == key else 7
+                transition[answering, answer, end] = 1.0
+                reward[answering, answer, end] = 1.0 if end == 6 else 0.0
+        policy[known] = [know, 1.0 - know] if key == 0 else [1.0 - know, know]
+        policy[blind] = [blind_zero, 1.0 - blind_zero]
+    for end in (6, 7):
+        transition[end, :, end] = 1.0
+    terminal = np.array([False] * 6 + [True, True])
+    initial = np.array([0.5, 0.5, 0, 0, 0, 0, 0, 0])
+    return transition, reward, terminal, initial, policy
+
+
+# ---------------------------------------------------------------------------------------------
+# --- Chapter 11: multi-objective and constrained RL (continued)
+# ---------------------------------------------------------------------------------------------
+
+
+def loss_minimizing_trainer(policy_sign=1.0, multiplier_sign=1.0, steps=3000):
+    """Chapter 11's loss-minimizing loop on the deployment bandit (budget 0.01, step sizes 1
+    and 10), with the hand-written bandit gradient; a sign of -1 flips the penalty in the
+    policy's loss or the multiplier's loss. Returns (multipliers, violation rates), per step."""
+    theta, nu, nus, costs = np.zeros(4), 0.0, [], []
+    for _ in range(steps):
+        j_c = bandit_objective_by_hand(theta, DEPLOY_VIOLATION)
+        nu = max(0.0, nu + 10.0 * multiplier_sign * (j_c - 0.01))
+        theta = theta + 1.0 * (
+            bandit_gradient_by_hand(theta, DEPLOY_UTILITY)
+            - policy_sign * nu * bandit_gradient_by_hand(theta, DEPLOY_VIOLATION)
+        )
+        nus.append(nu)
+        costs.append(j_c)
+    return np.array(nus), np.array(costs)
+
+
+def softmax_objective_and_gradient(logits, transition, rewards, initial, gamma, terminal):
+    """(J, grad J) of a tabular softmax policy, written out: v from the live states' Bellman
+    system, q one step ahead, d from the transposed system, grad J = d(s) pi(a|s) (q - v)."""
+    pi = softmax_rows(logits)
+    terminal = np.asarray(terminal)
+    live = ~terminal
+    p_pi = np.einsum("sa,sat->st", pi, transition)[np.ix_(live, live)]
+    r_pi = np.einsum("sa,sat,sat->s", pi, transition, rewards)[live]
+    system = np.eye(live.sum()) - gamma * p_pi
+    values = np.zeros(len(terminal))
+    values[live] = np.linalg.solve(system, r_pi)
+    q = np.einsum("sat,sat->sa", transition, rewards + gamma * values)
+    occupancy = np.zeros(len(terminal))
+    occupancy[live] = np.linalg.solve(system.T, np.asarray(initial)[live])
+    return float(np.asarray(initial) @ values), occupancy[:, None] * pi * (q - values[:, None])
+
+
+#: Chapter 13's running example: a vocabulary of words, a coding episode with two turns
+#: sampled by policy versions 7 and 8, and an episode whose user is a simulator (another
+#: model); shared by the chapter's claims and its solutions page.
+CONTRACT_WORDS = (
+    "<pad>",
+    "<sys>",
+    "you",
+    "code",
+    "<user>",
+    "fix",
+    "test",
+    "<call>",
+    "pytest",
+    "<out>",
+    "1",
+    "failed",
+    "<patch>",
+    "edit",
+    "line",
+    "<done>",
+    "ok",
+    "<sim>",
+    "thanks",
+)
+
+
+def contract_ids(text):
+    """The ids of the words of ``text`` in CONTRACT_WORDS."""
+    return [CONTRACT_WORDS.index(word) for word in text.split()]
+
+
+CONTRACT_CODING = {
+    "segments": [
+        {"kind": "system", "tokens": contract_ids("<sys> you code")},
+        {"kind": "user", "tokens": contract_ids("<user> fix test")},
+        {
+            "kind": "policy",
+            "tokens": contract_ids("<call> pytest"),
+            "logprobs": [-0.3, -0.5],
+            "version": 7,
+        },
+        {"kind": "tool", "tokens": contract_ids("<out> 1 failed")},
+        {
+            "kind": "policy",
+            "tokens": contract_ids("<patch> edit line <done>"),
+            "logprobs": [-0.9, -1.2, -0.4, -0.1],
+            "version": 8,
+        },
+    ],
+    "rewards": [0.0, 1.0],
+}
+CONTRACT_SIMULATED = {
+    "segments": [
+        {"kind": "system", "tokens": contract_ids("<sys> you code")},
+        {"kind": "other", "tokens": contract_ids("<sim> fix test")},
+        {
+            "kind": "policy",
+            "tokens": contract_ids("<done> ok"),
+            "logprobs": [-0.7, -0.05],
+            "version": 8,
+        },
+        {"kind": "other", "tokens": contract_ids("<sim> thanks")},
+    ],
+    "rewards": [0.0],
+}
+
+
+def episode_tokens(episode):
+    """Every token of an episode in the contract's format, in order."""
+    return [token for segment in episode["segments"] for token in segment["tokens"]]

@@ -32,6 +32,7 @@ from rlfound import (
     gradcheck,
     groups,
     importance,
+    invariants,
     mdp,
     policy_gradient,
     pomdp,
@@ -42,11 +43,14 @@ from tests._library import MODULES
 from tests.tables import collect_list
 from tests.tables.kinds import (
     ARRAY,
+    BATCH,
     BOOL_ARRAY,
     EPISODES,
+    FIGURE,
     FLOAT,
     GRADIENT_CHECK,
     INT_ARRAY,
+    REPORT,
     Example,
 )
 
@@ -459,6 +463,20 @@ def assert_kind(result, kind, where="result"):
         dtype = {ARRAY: np.float64, INT_ARRAY: np.int64, BOOL_ARRAY: np.bool_}[kind]
         assert type(result) is np.ndarray, f"{where} is {type(result).__name__}, not an ndarray"
         assert result.dtype == dtype, f"{where} has dtype {result.dtype}, not {dtype}"
+    elif kind == REPORT:
+        assert type(result) is tuple and len(result) == 2, where
+        table, skipped = result
+        assert type(table) is dict and all(type(v) is float for v in table.values()), where
+        assert type(skipped) is dict and all(type(v) is str for v in skipped.values()), where
+    elif kind == FIGURE:
+        from matplotlib.figure import Figure
+
+        assert isinstance(result, Figure), where
+    elif kind == BATCH:
+        assert type(result) is dict, f"{where} is {type(result).__name__}, not a dict"
+        for name, value in result.items():
+            assert type(value) is np.ndarray, f"{where}[{name!r}] is not an ndarray"
+            assert value.dtype in (np.float64, np.int64, np.bool_), f"{where}[{name!r}]"
     elif kind == EPISODES:
         assert isinstance(result, episodes.Episodes), where
         for field in ("states", "actions", "lengths"):
@@ -496,6 +514,12 @@ def assert_same(a, b, where="result"):
         assert a.keys() == b.keys(), where
         for key in a:
             assert_same(a[key], b[key], f"{where}[{key!r}]")
+    elif hasattr(a, "savefig"):  # two figures never compare equal: compare their panels
+        import matplotlib.pyplot as plt
+
+        assert [ax.get_title() for ax in a.axes] == [ax.get_title() for ax in b.axes], where
+        plt.close(a)
+        plt.close(b)
     elif not callable(a):
         assert a == b, where
 
@@ -572,10 +596,14 @@ DETERMINISTIC = [e for e in EXAMPLES if e not in RANDOM]
 
 
 def test_the_functions_with_randomness_are_the_ones_listed():
+    # The invariants kit draws its test cases from rng; branch_advantage samples branches.
+    kit = {name for name in invariants.__all__ if name.startswith("check_")}
     assert {e.function.__name__ for e in RANDOM} == {
         "reinforce_bandit_history",
         "reinforce_bandit",
         "sample_episodes",
+        "branch_advantage",
+        *kit,
     }
 
 

@@ -7,12 +7,11 @@ logarithm for the score.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from rlfound.distributions import categorical_entropy, categorical_score, log_softmax, softmax
+from rlfound.distributions import categorical_score, log_softmax, softmax
 from tests.oracles import central_differences, softmax_rows
 
 small = st.floats(min_value=-5.0, max_value=5.0, allow_nan=False, allow_infinity=False)
@@ -138,38 +137,3 @@ def test_categorical_score_has_zero_mean_under_the_policy(logits):
     probs = softmax_rows(logits)
     scores = categorical_score(logits, np.arange(logits.size))
     np.testing.assert_allclose(probs @ scores, 0.0, atol=1e-15)
-
-
-# --- categorical_entropy (chapter 5) -----------------------------------------------------------
-
-
-@given(logits=logit_arrays)
-def test_categorical_entropy_is_minus_the_sum_of_p_log_p(logits):
-    probs = softmax_rows(logits)
-    terms = np.where(probs > 0, probs * np.log(np.where(probs > 0, probs, 1.0)), 0.0)
-    expected = -terms.sum(axis=-1)
-    np.testing.assert_allclose(categorical_entropy(logits), expected, rtol=1e-10, atol=1e-12)
-
-
-@given(size=st.integers(1, 50), shift=small)
-def test_uniform_distribution_has_entropy_log_k_and_one_hot_has_zero(size, shift):
-    assert categorical_entropy(np.full(size, shift)) == pytest.approx(np.log(size), rel=1e-12)
-    one_hot = np.zeros(size)
-    one_hot[0] = 1e4
-    assert categorical_entropy(one_hot) == 0.0
-
-
-def test_categorical_entropy_along_another_axis():
-    logits = np.log(np.array([[0.5, 0.25], [0.5, 0.75]]))
-    np.testing.assert_allclose(
-        categorical_entropy(logits, axis=0), categorical_entropy(logits.T, axis=-1), rtol=1e-15
-    )
-
-
-@given(logits=hnp.arrays(np.float64, st.integers(1, 6), elements=small))
-def test_entropy_gradient_is_minus_p_times_log_p_plus_h(logits):
-    probs = softmax_rows(logits)
-    closed_form = -probs * (np.log(probs) + categorical_entropy(logits))
-    np.testing.assert_allclose(
-        central_differences(categorical_entropy, logits), closed_form, rtol=1e-5, atol=1e-8
-    )

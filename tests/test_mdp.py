@@ -386,3 +386,72 @@ def test_performance_difference_lemma_holds_exactly(seed, gamma):
     assert np.sum(occupancy[:, None] * other * advantage) == pytest.approx(
         gain, rel=1e-9, abs=1e-12
     )
+
+
+# --- value_iteration (chapter 9) --------------------------------------------------------------
+# References: every deterministic policy evaluated by a linear solve
+# (tests.oracles.optimal_values_by_enumeration), and the hand-solved MDP above.
+
+from rlfound.mdp import value_iteration  # noqa: E402
+from tests.oracles import optimal_values_by_enumeration  # noqa: E402
+
+
+def test_value_iteration_on_the_hand_solved_mdp():
+    # From 1: ending pays 0, returning to 0 pays -1 and then 2 at best, so q*(1) = (0, -1 + γ2).
+    # From 0: q*(0) = (1 + γ v*(1), 2); with γ = 0.9, v*(1) = 0.8 and v*(0) = 2.
+    values, q, policy = value_iteration(HAND_TRANSITION, HAND_REWARD, 0.9, [False, False, True])
+    np.testing.assert_allclose(values, [2.0, 0.8, 0.0], atol=1e-9)
+    np.testing.assert_allclose(q[:2], [[1.72, 2.0], [0.0, 0.8]], atol=1e-9)
+    np.testing.assert_array_equal(policy[:2], [[0.0, 1.0], [0.0, 1.0]])
+
+
+@given(seed=seeds, gamma=discounts, num_terminal=st.integers(1, 2))
+def test_value_iteration_matches_the_best_of_all_deterministic_policies(seed, gamma, num_terminal):
+    rng = np.random.default_rng(seed)
+    transition, reward, _, terminal, _ = random_mdp(rng, 5, 3, num_terminal)
+    values, q, _ = value_iteration(transition, reward, gamma, terminal)
+    best_values, best_q = optimal_values_by_enumeration(transition, reward, gamma, terminal)
+    np.testing.assert_allclose(values, best_values, atol=1e-8)
+    np.testing.assert_allclose(q, best_q, atol=1e-8)
+
+
+@given(seed=seeds)
+def test_value_iteration_with_gamma_one_when_every_policy_terminates(seed):
+    # Every entry of a random_mdp transition is positive, so every policy ends the episode.
+    rng = np.random.default_rng(seed)
+    transition, reward, _, terminal, _ = random_mdp(rng, 4, 2, num_terminal=1)
+    values, _, _ = value_iteration(transition, reward, 1.0, terminal)
+    np.testing.assert_allclose(
+        values, optimal_values_by_enumeration(transition, reward, 1.0, terminal)[0], atol=1e-7
+    )
+
+
+@given(seed=seeds, gamma=discounts)
+def test_the_greedy_policy_is_optimal_and_satisfies_the_optimality_equation(seed, gamma):
+    rng = np.random.default_rng(seed)
+    transition, reward, _, terminal, _ = random_mdp(rng, 5, 3, num_terminal=1)
+    values, q, policy = value_iteration(transition, reward, gamma, terminal)
+    np.testing.assert_allclose(policy.sum(axis=1), 1.0)
+    # Its own values are the optimal ones ...
+    own, _ = linear_solve_values(transition, reward, policy, gamma, terminal)
+    np.testing.assert_allclose(own, values, atol=1e-8)
+    # ... and q* is a fixed point of the Bellman optimality operator.
+    backup = np.einsum("sat,sat->sa", transition, reward + gamma * values)
+    np.testing.assert_allclose(q[~terminal], backup[~terminal], atol=1e-8)
+    assert np.all(q[terminal] == 0.0) and np.all(values[terminal] == 0.0)
+
+
+def test_value_iteration_splits_ties_evenly():
+    transition = np.zeros((2, 3, 2))
+    transition[0, :, 1] = 1.0
+    reward = np.zeros((2, 3, 2))
+    reward[0, [0, 2], 1] = 1.0  # actions 0 and 2 are equally good
+    _, _, policy = value_iteration(transition, reward, 0.5, terminal=[False, True])
+    np.testing.assert_allclose(policy[0], [0.5, 0.0, 0.5])
+
+
+def test_value_iteration_refuses_a_positive_cycle_with_gamma_one():
+    loop = np.zeros((2, 1, 2))
+    loop[0, 0, 1] = loop[1, 0, 0] = 1.0
+    with pytest.raises(ValueError, match=r"^max_iterations must be enough"):
+        value_iteration(loop, loop, 1.0, max_iterations=100)

@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from rlfound import distributions, importance, ppo
+from rlfound import importance, ppo
+from rlfound.entropy import categorical_entropy
 from tests.oracles import central_differences, softmax_rows
 
 
@@ -440,16 +441,16 @@ def _entropy_after_descent(sign, steps=40, lr=10.0):
         theta = theta.reshape(logits.shape)
         logprobs = np.log(softmax_rows(theta)[np.arange(3)[:, None], tokens])
         policy = ppo.clipped_policy_loss(logprobs, old, advantages)
-        entropy = float(np.mean(distributions.categorical_entropy(theta)))
+        entropy = float(np.mean(categorical_entropy(theta)))
         if sign < 0:
             return ppo.ppo_total_loss(policy, 0.3, entropy, value_coef=0.5, entropy_coef=0.05)
         return policy + 0.5 * 0.3 + 0.05 * entropy  # the sign error, written out
 
-    start = float(np.mean(distributions.categorical_entropy(logits)))
+    start = float(np.mean(categorical_entropy(logits)))
     theta = logits.ravel()
     for _ in range(steps):
         theta = theta - lr * central_differences(total, theta)
-    return start, float(np.mean(distributions.categorical_entropy(theta.reshape(logits.shape))))
+    return start, float(np.mean(categorical_entropy(theta.reshape(logits.shape))))
 
 
 def test_minimizing_the_total_loss_raises_the_entropy():

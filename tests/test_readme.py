@@ -21,13 +21,22 @@ def test_readme_starts_with_the_two_commands():
     assert "make test" in first_screen
 
 
-def test_readme_python_examples_run():
-    blocks = python_blocks()
-    assert blocks
-    for block in blocks:
+def run_blocks() -> list[dict]:
+    """Execute every Python block of the README, each in a fresh namespace."""
+    namespaces = []
+    for block in python_blocks():
         namespace: dict = {}
         exec(compile(block, "README.md", "exec"), namespace)
-    # The examples' comments state what the calls return.
+        namespaces.append(namespace)
+    return namespaces
+
+
+def test_readme_has_python_examples():
+    assert len(python_blocks()) >= 2
+
+
+def test_the_library_example_returns_what_its_comments_say():
+    (namespace,) = [ns for ns in run_blocks() if "next_values" in ns]
     np.testing.assert_allclose(namespace["mdp"].tiny_chain(0.9), [0.9, 1.0, 0.0])
     packed = namespace["returns"].packed_discounted_returns(
         namespace["rewards"],
@@ -39,3 +48,12 @@ def test_readme_python_examples_run():
     np.testing.assert_allclose(packed, [1.5, 1.0, 4.0, 6.0])
     score = namespace["distributions"].categorical_score([0.0, 0.0], 1)
     np.testing.assert_allclose(score, [-0.5, 0.5])
+
+
+def test_the_contract_example_prints_what_its_comments_say(capsys):
+    (namespace,) = [ns for ns in run_blocks() if "batch" in ns]
+    assert namespace["batch"]["action_mask"].astype(int).tolist() == [[0, 0, 1, 1, 0, 0, 1, 0, 0]]
+    assert namespace["check"].max_error < 1e-12
+    printed = capsys.readouterr().out
+    assert "[[0 0 1 1 0 0 1 0 0]]" in printed
+    assert "invariants hold" in printed

@@ -8,11 +8,15 @@ scores (:mod:`rlfound.grading.grader`), and writes the reports
 (:mod:`rlfound.grading.report`).
 
 Modules, each importing only modules listed before it: ``compare`` (the tolerance
-comparison), ``spec`` (the exercise format), ``starter`` (starters from reference solutions),
-``submissions`` (reading ``.py``/``.ipynb`` files as text), ``protocol`` (the wire format),
-``worker`` and ``sandbox`` (the process boundary), ``results`` (what grading found),
-``grader``, ``atomic`` (atomic file writes), ``report`` (``results.json``, ``feedback.md``,
-``grades.csv``), ``batch`` (grading a class), ``verify`` (checking a specification) and
+comparison), ``text`` (student text made bounded and inert), ``spec`` (the exercise format),
+``starter`` (starters from reference solutions), ``files`` (reading without following links,
+removing what a submission left), ``submissions`` (finding entries and reading ``.py``/
+``.ipynb`` files as text), ``protocol`` (the wire format), ``worker`` and ``launcher`` (the
+scripts that run student code and start it in a private root), ``cgroups`` (control groups
+per submission), ``accounts`` (unprivileged worker users), ``runtime`` (the private root),
+``sandbox`` (the process boundary), ``results`` (what grading found), ``grader``, ``atomic``
+(atomic file writes), ``report`` (``results.json``, ``feedback.md``, ``grades.csv``,
+``skipped.csv``), ``batch`` (grading a class), ``verify`` (checking a specification) and
 ``gradescope`` (the autograder bundle). The ``rlfound`` command is :mod:`rlfound.cli`.
 """
 

@@ -14,9 +14,12 @@ from pathlib import Path
 def write_atomic_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (same-folder temporary file, then rename).
 
-    The folder is created if needed; the file ends up readable by everyone (0644).
+    The folder is created if needed (a link in its place is replaced by a folder, never
+    followed); the file ends up readable by everyone (0644).
     """
     path = Path(path)
+    if path.parent.is_symlink():
+        path.parent.unlink()
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -32,5 +35,6 @@ def write_atomic_bytes(path: str | Path, data: bytes) -> None:
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically."""
-    write_atomic_bytes(path, text.encode("utf-8"))
+    """Write ``text`` (UTF-8; a lone surrogate, which UTF-8 cannot hold, as ``\\udXXX``) to
+    ``path`` atomically."""
+    write_atomic_bytes(path, text.encode("utf-8", "backslashreplace"))

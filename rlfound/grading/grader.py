@@ -10,12 +10,12 @@ worker is killed and a fresh one answers the remaining checks.
 
 from __future__ import annotations
 
-from rlfound.grading import protocol, submissions
+from rlfound.grading import accounts, protocol, submissions, text
 from rlfound.grading.results import CheckResult, SubmissionResult
 from rlfound.grading.sandbox import Limits, Worker, WorkerError, resolve_mode
 from rlfound.grading.spec import CallError, Check, Exercise, Function, Outcome, Prepared
 
-_MAX_ERROR_CHARS = 2000
+_MAX_ERROR_CHARS = text.MESSAGE_CHARS
 
 
 def _reply_to_value(reply):
@@ -30,7 +30,13 @@ def _reply_to_value(reply):
     message = reply.get("error")
     if type(message) is not str:
         return CallError("the function failed")
-    return CallError(message[:_MAX_ERROR_CHARS])
+    return CallError(text.clean(message, _MAX_ERROR_CHARS))
+
+
+#: The message of the checks after the first when the submission could not be imported.
+_NOT_IMPORTED = (
+    "not run: the submission could not be imported (the reason is at the top of the report)"
+)
 
 
 class SignatureMismatch(ValueError):
@@ -124,8 +130,9 @@ class Grader:
         Seed of the graded-only checks' inputs. The same seed regrades identically.
     public_only : bool
         Run only the public checks (the students' self-check).
-    mode : {"auto", "default", "strong"}
-        Sandbox mode; ``auto`` uses bubblewrap when it works.
+    mode : {"auto", "strong", "user", "default"}
+        Sandbox mode (:mod:`rlfound.grading.sandbox`); ``auto`` picks the strongest that
+        works here.
     limits : Limits
         Resource limits and per-check timeout of the workers.
     block_processes : bool
@@ -165,23 +172,40 @@ class Grader:
         return [check.name for check, _, _ in self.checks]
 
     def grade(self, submission: submissions.Submission) -> SubmissionResult:
-        """Grade one submission; never raises for anything the submission does."""
+        """Grade one submission; never raises for anything the submission does.
+
+        A worker that cannot be prepared (a full disk, no worker user) makes the submission
+        score zero with the reason, marked as the grader's failure, not the student's.
+        """
         if submission.source is None:
-            return self.not_run(submission.name, submission.path, submission.error)
-        worker = Worker(
-            submission.source,
-            submission.name,
-            mode=self.mode,
-            limits=self.limits,
-            block_processes=self.block_processes,
-        )
+            return self.not_run(
+                submission.name, submission.path, submission.error, file_name=submission.file_name
+            )
+        try:
+            worker = Worker(
+                submission.source,
+                submission.name,
+                mode=self.mode,
+                limits=self.limits,
+                block_processes=self.block_processes,
+                cells=submission.cells,
+            )
+        except (OSError, accounts.Unavailable) as error:
+            message = f"the grader could not prepare a worker for this submission: {error}"
+            return self.not_run(
+                submission.name,
+                submission.path,
+                message,
+                grader_error=True,
+                file_name=submission.file_name,
+            )
         results: list[CheckResult] = []
         import_error = grader_error = None
         try:
             running = False
             for check, prepared, calls in self.checks:
                 if import_error is not None:
-                    results.append(CheckResult.failed(check, import_error))
+                    results.append(CheckResult.failed(check, _NOT_IMPORTED))
                     continue
                 if not running:
                     import_error, infrastructure = self._start(worker)
@@ -194,15 +218,23 @@ class Grader:
                 try:
                     replies = worker.call(calls)
                 except WorkerError as error:
-                    results.append(CheckResult.failed(check, error.reason))
+                    results.append(CheckResult.failed(check, text.clean(error.reason, 500)))
                     running = False
                     continue
                 results.append(self._judge(check, prepared, [_reply_to_value(r) for r in replies]))
         finally:
             output = worker.output()
             worker.close()
+        notes = (*submission.notes, *worker.notes)[: text.MAX_NOTES]
         return SubmissionResult(
-            submission.name, submission.path, results, import_error, output, grader_error
+            submission.name,
+            submission.path,
+            results,
+            import_error,
+            output,
+            grader_error or worker.cleanup_error,
+            notes=tuple(notes),
+            file_name=submission.file_name,
         )
 
     def _start(self, worker: Worker) -> tuple[str | None, bool]:
@@ -214,20 +246,42 @@ class Grader:
         try:
             worker.start()
         except WorkerError as failure:
-            return failure.reason, True
+            return text.clean(failure.reason, text.ERROR_CHARS), True
         try:
             error = worker.load()
         except WorkerError as failure:
-            return f"the submission could not be imported: {failure.reason}", False
+            reason = text.clean(failure.reason, 500)
+            return f"the submission could not be imported: {reason}", False
         if error is not None:
             worker.kill()
+            error = text.clean(error, text.ERROR_CHARS)
             return f"the submission could not be imported:\n{error}", False
         return None, False
 
-    def not_run(self, name: str, path, message: str) -> SubmissionResult:
-        """The result of a submission that could not be run at all: every check fails."""
-        failed = [CheckResult.failed(check, message) for check, _, _ in self.checks]
-        return SubmissionResult(name, path, failed, message)
+    def not_run(
+        self,
+        name: str,
+        path,
+        message: str,
+        *,
+        grader_error: bool = False,
+        file_name: str = "",
+    ) -> SubmissionResult:
+        """The result of a submission that could not be run at all: every check fails; the
+        first says why."""
+        message = text.clean(message or "failed", text.ERROR_CHARS)
+        failed = [
+            CheckResult.failed(check, message if index == 0 else _NOT_IMPORTED)
+            for index, (check, _, _) in enumerate(self.checks)
+        ]
+        return SubmissionResult(
+            name,
+            path,
+            failed,
+            message,
+            grader_error=message if grader_error else None,
+            file_name=file_name,
+        )
 
     def _judge(self, check: Check, prepared: Prepared, values: list) -> CheckResult:
         try:
@@ -240,7 +294,7 @@ class Grader:
             score,
             check.points,
             outcome.passed,
-            outcome.message,
+            text.clean(outcome.message, text.MESSAGE_CHARS),
             check.public,
             check.description,
         )

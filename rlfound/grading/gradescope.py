@@ -26,15 +26,18 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import io
+import os
 import re
+import stat
 import sys
 import zipfile
 from pathlib import Path
 
 from rlfound.grading import report, spec, submissions
 from rlfound.grading.atomic import write_atomic, write_atomic_bytes
+from rlfound.grading.files import read_regular
 from rlfound.grading.grader import Grader
-from rlfound.grading.sandbox import Limits
+from rlfound.grading.sandbox import Limits, describe_mode
 from rlfound.grading.starter import exercise_of
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -164,20 +167,36 @@ def build_bundle(exercise: spec.Exercise, output: Path, *, seed: int, timeout: f
     write_atomic_bytes(output, buffer.getvalue())
 
 
+def _upload_files(folder: Path) -> list[Path]:
+    """The ``.py`` and ``.ipynb`` regular files of an upload, links never followed."""
+    found = []
+    for directory, subfolders, names in os.walk(folder, followlinks=False):
+        subfolders.sort()
+        for name in sorted(names):
+            path = Path(directory) / name
+            if path.suffix in submissions.SUFFIXES and stat.S_ISREG(os.lstat(path).st_mode):
+                found.append(path)
+    return sorted(found)
+
+
 def choose_submission(folder: Path, exercise: spec.Exercise) -> Path | None:
-    """The file to grade among a student's upload: the one that names or defines the exercise."""
-    files = sorted(p for p in folder.rglob("*") if p.suffix in submissions.SUFFIXES and p.is_file())
+    """The file to grade among a student's upload: the one that names or defines the exercise.
+
+    Only regular files count: a link in the upload (which could point at the reference
+    solution next to the grader) is never followed.
+    """
+    files = _upload_files(folder)
     if len(files) <= 1:
         return files[0] if files else None
 
     def rank(path: Path) -> int:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            data = read_regular(path, submissions.MAX_BYTES).decode("utf-8", "replace")
         except OSError:
             return 2
-        if exercise_of(text) == exercise.id:
+        if exercise_of(data) == exercise.id:
             return 0
-        if all(f"def {f.name}(" in text for f in exercise.functions):
+        if all(f"def {f.name}(" in data for f in exercise.functions):
             return 1
         return 2
 
@@ -199,12 +218,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"argument --exercise: unknown exercise {args.exercise!r}")
     exercise = exercises[args.exercise]
     grader = Grader(exercise, seed=args.seed, limits=Limits(timeout=args.timeout))
+    print(describe_mode(grader.mode), file=sys.stderr)
     chosen = choose_submission(args.submission_dir, exercise)
     if chosen is None:
         message = f"no .py or .ipynb file found in the submission ({args.submission_dir})"
         result = grader.not_run("submission", None, message)
     else:
-        result = grader.grade(submissions.read_submission(chosen))
+        try:
+            result = grader.grade(submissions.read_submission(chosen))
+        except Exception as error:  # the failure boundary: a results file in every case
+            message = f"the grader failed on this submission ({type(error).__name__}: {error})"
+            result = grader.not_run("submission", chosen, message, grader_error=True)
     write_atomic(args.results, report.results_text(exercise, result))
     print(report.results_json(exercise, result)["output"], file=sys.stderr)
     return 0

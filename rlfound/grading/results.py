@@ -44,8 +44,10 @@ class SubmissionResult:
     """All check results of one submission, plus what it printed.
 
     ``error`` is why the submission could not be run at all (missing, unreadable, failed to
-    import); ``grader_error`` is set instead when the grader itself failed (its worker could
-    not start), which is not the student's doing.
+    import); ``grader_error`` is set when the grader itself failed (its worker could not start,
+    a temporary folder could not be removed), which is not the student's doing. ``notes`` are
+    remarks for the student (a notebook cell that raised or was skipped), ``file_name`` the
+    entry's original file name. Every string is inert and capped (:mod:`rlfound.grading.text`).
     """
 
     name: str
@@ -54,6 +56,8 @@ class SubmissionResult:
     error: str | None = None
     output: str = ""
     grader_error: str | None = None
+    notes: tuple[str, ...] = ()
+    file_name: str = ""
 
     @property
     def score(self) -> float:

@@ -1,31 +1,40 @@
 """Start, watch and clean up the worker processes that run student code.
 
-The parent never imports a submission. For each submission it makes a private temporary
-folder::
+The parent never imports a submission. For each submission it runs one worker (restarted
+after a crash or a timeout), ``python -I -S worker.py CONFIG``, with a scrubbed environment,
+and asks it to call the student's functions. Three modes, from the strongest:
 
-    rlfound-grade-XXXX/
-        runtime/        worker.py, protocol.py, site/numpy -> the installed NumPy (read-only)
-        work/           <name>.py, the submission's code (default mode's working folder)
-        output          what the submission printed (stdout and stderr, capped)
+``strong`` (bubblewrap works here)
+    The worker runs inside bubblewrap (``bwrap``): no network, a read-only view of the
+    interpreter, the system libraries and NumPy only (no home folders, no course folder, no
+    reference solutions, no grades), all capabilities dropped, read-only ``/`` and ``/dev``,
+    and only ``/submission``, a small private tmpfs, writable. Its processes live in their own
+    PID namespace, which is what the grader tracks: when the sandbox ends, the kernel kills
+    every process in it, detached or not. When the grader is root, bubblewrap itself runs as
+    a worker user (:mod:`rlfound.grading.accounts`), so the kernel also limits the number of
+    processes (``RLIMIT_NPROC`` is not enforced for root).
 
-and runs ``python -I -S runtime/worker.py CONFIG`` with a scrubbed environment, ``work/`` as
-its working folder and a new session (so the worker and anything it forks share one process
-group that the parent can kill). Two modes:
+``user`` (the root fallback: the grader is root, bubblewrap cannot run)
+    The worker runs as an unprivileged user of its own (one per worker graded at the same
+    time), inside a private root that holds only the interpreter, the standard library and
+    NumPy (:mod:`rlfound.grading.runtime`, :mod:`rlfound.grading.launcher`): the reference
+    solutions, the grader's code, the submissions and the results are not there to read or
+    write. The kernel enforces the process limit for that user and lets it signal only its
+    own processes; the grader tracks and kills the submission's processes by that user.
 
-``default``
-    The worker lowers its own resource limits and installs an audit hook before the student's
-    code exists; the parent keeps a wall-clock watchdog per request, kills the process group
-    when it expires and sweeps leftover processes (any process carrying this worker's random
-    token in its environment, or descended from the worker). This contains accidents and
-    ordinary mischief; it is *not* a security boundary against native code (a C extension
-    or a crafted ``ctypes`` call can undo the audit hook and read anything this user can).
+``default`` (neither: a teacher's laptop)
+    The worker runs as the grader's user, and only Python-level checks (resource limits it
+    sets on itself, an audit hook) stand in its way. They catch mistakes, not adversaries:
+    the grader says so when it starts.
 
-``strong``
-    The same worker inside bubblewrap (``bwrap``): no network, a read-only view of the
-    interpreter and NumPy only (no ``/home``, no ``/root`` beyond the interpreter, no course
-    folder, no reference solutions), its own PID namespace (a process that detaches itself
-    still dies with the sandbox), all capabilities dropped, a read-only root and ``/dev``,
-    and only ``/submission``, a small private tmpfs, writable.
+In every mode, where the kernel lets the grader create control groups
+(:mod:`rlfound.grading.cgroups`), each worker gets its own: a total memory limit, a process
+limit, a fair share of the CPU, and exact CPU accounting. The time limit of a check counts the
+CPU time the submission's processes use (the group's accounting, or the tracked processes'
+times), so a busy machine does not turn a neighbor's slow but correct code into a timeout; a
+wall-clock backstop ends a submission that sleeps. Where there is no group, the watchdog
+measures the submission's memory and, when its processes together use more than a CPU, lowers
+their priority to the least (``nice 19``), so that they cannot starve another submission.
 """
 
 from __future__ import annotations
@@ -35,10 +44,10 @@ import dataclasses
 import functools
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -47,35 +56,47 @@ from pathlib import Path
 
 import psutil
 
-from rlfound.grading import protocol
+from rlfound.grading import accounts, cgroups, files, protocol, runtime, text
 
-#: Environment variable that marks every process a worker starts (for the sweep).
+#: Modes, from the strongest (see the module docstring).
+MODES = ("strong", "user", "default")
+#: Environment variable that marks every process a worker starts (a diagnostic, and the
+#: default mode's last sweep; never what the kernel modes rely on).
 TOKEN_VARIABLE = "RLFOUND_WORKER_TOKEN"
+#: Set to 1 to make the grader behave as on a machine without bubblewrap (tests use it).
+NO_BWRAP_VARIABLE = "RLFOUND_NO_BWRAP"
 #: How long a worker may take to start Python and import NumPy.
 STARTUP_SECONDS = 60.0
 _HERE = Path(__file__).resolve().parent
-_SANDBOX_ROOT = "/opt/rlfound"
+_SANDBOX_ROOT = runtime.OPT
 
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
-    """Resource limits of one worker.
+    """Resource limits of one submission's worker.
 
     Attributes
     ----------
     timeout : float
-        Wall-clock seconds for one check (all its calls) and for importing the submission.
+        CPU seconds that the submission's processes together may use for one check (all its
+        calls) and for importing the submission.
+    wall_timeout : float or None
+        Wall-clock seconds after which a check ends whatever its CPU use (a submission that
+        sleeps); None means ``3 * timeout + 5``.
     address_space : int
-        Bytes of virtual memory (``RLIMIT_AS``).
+        Bytes of virtual memory of each process (``RLIMIT_AS``).
+    memory : int
+        Bytes of memory of all the submission's processes together (a control group, or the
+        watchdog's measure where there is none).
     cpu_seconds : int
-        CPU seconds for the worker's whole life (``RLIMIT_CPU``), a backstop for processes that
-        escape the watchdog.
+        CPU seconds of each process for its whole life (``RLIMIT_CPU``), a backstop.
     file_size : int
         Largest file the worker may write (``RLIMIT_FSIZE``), which also caps its output file.
     open_files : int
         Open file descriptors (``RLIMIT_NOFILE``).
     processes : int
-        Processes of the user (``RLIMIT_NPROC``; the kernel does not enforce it for root).
+        Processes and threads of the submission (a control group's ``pids.max``, and
+        ``RLIMIT_NPROC`` of the worker user; the kernel enforces neither for root).
     output_chars : int
         Characters of the submission's stdout and stderr kept (each); the rest is dropped.
     folder_bytes : int
@@ -83,13 +104,20 @@ class Limits:
     """
 
     timeout: float = 10.0
+    wall_timeout: float | None = None
     address_space: int = 2 * 1024**3
+    memory: int = 2 * 1024**3
     cpu_seconds: int = 600
     file_size: int = 8 * 1024**2
     open_files: int = 64
     processes: int = 256
     output_chars: int = 20_000
     folder_bytes: int = 64 * 1024**2
+
+    @property
+    def wall(self) -> float:
+        """The wall-clock backstop of one check, in seconds."""
+        return self.wall_timeout if self.wall_timeout is not None else 3 * self.timeout + 5
 
 
 class WorkerError(Exception):
@@ -100,9 +128,27 @@ class WorkerError(Exception):
         self.reason = reason
 
 
+class _Expired(Exception):
+    """A request went over one of the submission's limits (the message says which)."""
+
+
+# ---------------------------------------------------------------- what this machine allows
+
+
+def _bwrap_prefix() -> list[str]:
+    return [
+        shutil.which("bwrap") or "bwrap",
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--clearenv",
+    ]
+
+
 @functools.cache
-def bwrap_works() -> bool:
-    """Whether ``bwrap`` is installed and can create the namespaces strong mode needs."""
+def _bwrap_probe() -> bool:
     path = shutil.which("bwrap")
     if path is None:
         return False
@@ -118,29 +164,170 @@ def bwrap_works() -> bool:
     return probe.returncode == 0
 
 
+def bwrap_works() -> bool:
+    """Whether ``bwrap`` is installed and can create the namespaces strong mode needs (and
+    :data:`NO_BWRAP_VARIABLE` does not ask the grader to act as if it could not)."""
+    if os.environ.get(NO_BWRAP_VARIABLE, "") not in ("", "0"):
+        return False
+    return _bwrap_probe()
+
+
+def _system_binds(command: list[str]) -> list[str]:
+    for path in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
+        if os.path.lexists(path):
+            if os.path.islink(path):
+                command += ["--symlink", os.readlink(path), path]
+            else:
+                command += ["--ro-bind", path, path]
+    return command
+
+
+def _interpreter_binds(tree: runtime.Tree | None) -> list[str]:
+    """Bind mounts of the interpreter and NumPy; from the private root when bubblewrap runs
+    as a worker user (who may not be able to read them where they are)."""
+    python = str(_interpreter())
+    prefix = str(Path(sys.base_prefix).resolve())
+    binds = []
+    source = str(tree.outside(prefix)) if tree is not None else prefix
+    binds += ["--ro-bind", source, prefix]
+    if not python.startswith(prefix + os.sep) and not python.startswith("/usr/"):
+        source = str(tree.outside(python)) if tree is not None else python
+        binds += ["--ro-bind", source, python]
+    for directory in _numpy_dirs():
+        target = f"{_SANDBOX_ROOT}/site/{directory.name}"
+        source = str(tree.outside(target)) if tree is not None else str(directory)
+        binds += ["--ro-bind", source, target]
+    return binds
+
+
+@functools.cache
+def _bwrap_as_user_problem() -> str | None:
+    """Why bubblewrap cannot run as a worker user here (None when it can)."""
+    if os.geteuid() != 0:
+        return "the grader is not root"
+    try:
+        tree = runtime.tree()
+        account = accounts.acquire()
+    except (OSError, accounts.Unavailable) as error:
+        return str(error)
+    try:
+        command = _system_binds(_bwrap_prefix()) + _interpreter_binds(tree)
+        command += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/"]
+        command += [str(_interpreter()), "-I", "-S", "-c", _IMPORT_PROBE]
+        completed = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            user=account.uid,
+            group=account.gid,
+            extra_groups=[],
+            cwd="/",
+        )
+        if completed.returncode != 0:
+            return f"bubblewrap does not run as {account.name}: {completed.stderr.strip()[-300:]}"
+        return None
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"bubblewrap does not run as a worker user: {error}"
+    finally:
+        accounts.kill_all(account.uid)
+        account.release()
+
+
+_IMPORT_PROBE = f"import sys; sys.path.append('{_SANDBOX_ROOT}/site'); import numpy"
+
+
+@functools.cache
+def user_mode_problem() -> str | None:
+    """Why the root fallback (``user`` mode) cannot run here, or None when it can."""
+    if os.geteuid() != 0:
+        return "the grader is not root"
+    try:
+        tree = runtime.tree()
+        account = accounts.acquire()
+    except (OSError, accounts.Unavailable) as error:
+        return str(error)
+    try:
+        config = {
+            "root": str(tree.root),
+            "uid": account.uid,
+            "gid": account.gid,
+            "cwd": "/",
+            "argv": [tree.interpreter, "-I", "-S", "-c", _IMPORT_PROBE],
+        }
+        completed = subprocess.run(
+            [str(_interpreter()), "-I", "-S", str(_HERE / "launcher.py"), json.dumps(config)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env=_base_environment("/"),
+        )
+        if completed.returncode != 0:
+            return f"a worker cannot start in the private root: {completed.stderr.strip()[-300:]}"
+        return None
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"a worker cannot start in the private root: {error}"
+    finally:
+        accounts.kill_all(account.uid)
+        account.release()
+
+
 def resolve_mode(mode: str) -> str:
-    """Map ``auto`` to ``strong`` when bubblewrap works here, else ``default``.
+    """Map ``auto`` to the strongest mode that works here: ``strong`` when bubblewrap works,
+    else ``user`` when the grader is root and can run workers as other users, else
+    ``default``.
 
     Raises
     ------
     ValueError
-        If ``mode`` is unknown, or ``strong`` is asked for and bubblewrap does not work.
+        If ``mode`` is unknown, or a mode is asked for that cannot run here (with the reason).
     """
     if mode == "auto":
-        return "strong" if bwrap_works() else "default"
+        if bwrap_works():
+            return "strong"
+        return "user" if user_mode_problem() is None else "default"
     if mode == "strong" and not bwrap_works():
         raise ValueError("mode 'strong' needs bubblewrap (bwrap), which is missing or not working")
-    if mode not in ("default", "strong"):
-        raise ValueError(f"mode must be 'auto', 'default' or 'strong'; got {mode!r}")
+    if mode == "user" and user_mode_problem() is not None:
+        raise ValueError(f"mode 'user' cannot run here: {user_mode_problem()}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be 'auto', {', '.join(map(repr, MODES))}; got {mode!r}")
     return mode
+
+
+def describe_mode(mode: str) -> str:
+    """One paragraph for the instructor: what isolates the submissions in ``mode`` here."""
+    groups = cgroups.describe()
+    if mode == "strong":
+        who = (
+            "as unprivileged worker users"
+            if os.geteuid() == 0 and _bwrap_as_user_problem() is None
+            else "as your user"
+        )
+        return (
+            f"strong mode: each submission runs in bubblewrap ({who}; its own PID namespace, "
+            f"no network, no view of the course files), with {groups}"
+        )
+    if mode == "user":
+        return (
+            "user mode (root fallback): each submission runs as an unprivileged worker user in "
+            f"a private root without the course files, tracked and killed by user, with {groups}"
+        )
+    return (
+        "WARNING: default mode: submissions run as your user, with no isolation by the kernel "
+        f"({groups}). Its Python-level checks catch mistakes, not adversaries: use bubblewrap "
+        "(strong mode) or grade as root (the root fallback) for untrusted submissions"
+    )
+
+
+# ---------------------------------------------------------------- paths
 
 
 def _numpy_dirs() -> list[Path]:
     """The installed NumPy package and its bundled libraries (``numpy.libs``), resolved."""
-    import numpy
-
-    package = Path(numpy.__file__).resolve().parent
-    return [p for p in (package, package.parent / "numpy.libs") if p.is_dir()]
+    return runtime.numpy_dirs()
 
 
 def _stdlib_dirs() -> list[str]:
@@ -155,11 +342,56 @@ def _stdlib_dirs() -> list[str]:
 
 def _interpreter() -> Path:
     """The real interpreter binary (a virtual environment's ``python`` is only a link)."""
-    return Path(sys.executable).resolve()
+    return runtime.interpreter()
+
+
+def _base_environment(home: str) -> dict:
+    return {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": home,
+        "TMPDIR": home,
+        # One BLAS thread: faster for small arrays, and fewer threads to account for.
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+
+
+def _file_stem(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")[:100] or "submission"
+
+
+def _tree_of(pid: int) -> set[int]:
+    found = {pid}
+    with contextlib.suppress(psutil.Error):
+        found |= {child.pid for child in psutil.Process(pid).children(recursive=True)}
+    return found
+
+
+def _namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def in_namespace(namespace: str) -> list[int]:
+    """Live processes in the PID namespace ``namespace`` (as ``readlink`` names it)."""
+    found = []
+    for pid in psutil.pids():
+        if _namespace(pid) == namespace:
+            with contextlib.suppress(psutil.Error):
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    found.append(pid)
+    return found
+
+
+# ---------------------------------------------------------------- the worker
 
 
 class Worker:
-    """One worker process for one submission; restartable after a crash or a timeout.
+    """One worker for one submission; restartable after a crash or a timeout.
 
     Parameters
     ----------
@@ -167,16 +399,25 @@ class Worker:
         The submission's code.
     name : str
         Its name, used as the file name ``<name>.py`` inside the sandbox.
-    mode : {"default", "strong"}
+    mode : {"strong", "user", "default"}
         See the module docstring.
     limits : Limits
         Resource limits and the per-check timeout.
     block_processes : bool
         Whether the audit hook refuses process creation. The tests turn it off to prove that
-        the watchdog and the sweep alone clean up forked and detached processes.
+        the kernel and the watchdog alone clean up forked and detached processes.
     audit_hook : bool
-        Whether to install the audit hook at all. The tests turn it off to prove what strong
-        mode enforces through the kernel alone.
+        Whether to install the audit hook at all. The tests turn it off to prove what the
+        kernel modes enforce alone.
+    cells : sequence of Cell
+        A notebook's code cells (run one after another); empty for a ``.py`` file.
+
+    Raises
+    ------
+    OSError
+        If the worker's folders cannot be made (a full disk); nothing is left behind.
+    accounts.Unavailable
+        If the mode needs a worker user and none can be had.
     """
 
     def __init__(
@@ -188,29 +429,83 @@ class Worker:
         limits: Limits | None = None,
         block_processes: bool = True,
         audit_hook: bool = True,
+        cells=(),
     ):
         self.mode = mode
         self.audit_hook = audit_hook
         self.limits = limits or Limits()
         self.block_processes = block_processes
-        self.root = Path(tempfile.mkdtemp(prefix="rlfound-grade-")).resolve()
-        self.runtime = self.root / "runtime"
-        self.work = self.root / "work"
-        (self.runtime / "site").mkdir(parents=True)
-        self.work.mkdir()
-        shutil.copy(_HERE / "worker.py", self.runtime / "worker.py")
-        shutil.copy(_HERE / "protocol.py", self.runtime / "protocol.py")
-        if mode == "default":
-            for directory in _numpy_dirs():
-                (self.runtime / "site" / directory.name).symlink_to(directory)
-        self.filename = f"{name}.py"
-        (self.work / self.filename).write_text(source, encoding="utf-8")
-        self.output_path = self.root / "output"
+        self.cells = [
+            {"label": c.label, "first_line": c.first_line, "line_count": c.line_count}
+            for c in cells
+        ]
+        self.filename = f"{_file_stem(name)}.py"
         self.process: subprocess.Popen | None = None
         self.token = ""
+        self.account: accounts.Account | None = None
+        self.box: cgroups.Box | None = None
+        self.namespace: str | None = None
+        self.tree: runtime.Tree | None = None
+        self.notes: list[str] = []
+        self.cleanup_error: str | None = None
         self._next_id = 0
+        self._oom_seen = 0
+        self._niced: set[int] = set()
+        as_user = self.mode == "user" or (
+            self.mode == "strong" and os.geteuid() == 0 and _bwrap_as_user_problem() is None
+        )
+        # A worker user must reach its folders by their path (bubblewrap's bind mounts).
+        folder = runtime.worker_folder() if as_user else tempfile.mkdtemp(prefix="rlfound-grade-")
+        self.root = Path(folder).resolve()
+        self.output_path = self.root / "output"
+        self.work = self.root / "work"
+        try:
+            if as_user:
+                self.account = accounts.acquire()
+                self.tree = runtime.tree()
+            self._prepare(source)
+        except BaseException:
+            self.close()
+            raise
+
+    def _prepare(self, source: str) -> None:
+        data = source.encode("utf-8", "backslashreplace")
+        if self.mode == "user":
+            self.work = self.tree.work / secrets.token_hex(12)
+            self.work.mkdir(mode=0o700)
+            os.chown(self.work, self.account.uid, self.account.gid)
+        else:
+            self.runtime = self.root / "runtime"
+            (self.runtime / "site").mkdir(parents=True)
+            self.work.mkdir()
+            shutil.copy(_HERE / "worker.py", self.runtime / "worker.py")
+            shutil.copy(_HERE / "protocol.py", self.runtime / "protocol.py")
+            if self.mode == "default":
+                for directory in _numpy_dirs():
+                    (self.runtime / "site" / directory.name).symlink_to(directory)
+            if self.account is not None:  # bubblewrap, run as the worker user, binds these
+                os.chmod(self.root, 0o711)
+                for folder in (self.runtime, self.runtime / "site", self.work):
+                    os.chmod(folder, 0o755)
+                for name in ("worker.py", "protocol.py"):
+                    os.chmod(self.runtime / name, 0o644)
+        path = self.work / self.filename
+        with open(path, "xb") as handle:
+            handle.write(data)
+        os.chmod(path, 0o644)
+        with open(self.output_path, "xb"):
+            pass
+        os.chmod(self.output_path, 0o600)
 
     # ------------------------------------------------------------------ life cycle
+
+    def _inside(self) -> tuple[str, str, str]:
+        """The runtime, site and working folders as the worker sees them."""
+        if self.mode == "strong":
+            return f"{_SANDBOX_ROOT}/runtime", f"{_SANDBOX_ROOT}/site", "/submission"
+        if self.mode == "user":
+            return f"{_SANDBOX_ROOT}/runtime", f"{_SANDBOX_ROOT}/site", f"/work/{self.work.name}"
+        return str(self.runtime), str(self.runtime / "site"), str(self.work)
 
     def _config(self) -> dict:
         limits = {
@@ -220,18 +515,12 @@ class Worker:
             "open_files": self.limits.open_files,
             "processes": self.limits.processes,
         }
-        if self.mode == "strong":
-            runtime, site, work = (
-                f"{_SANDBOX_ROOT}/runtime",
-                f"{_SANDBOX_ROOT}/site",
-                "/submission",
-            )
-        else:
-            runtime, site, work = str(self.runtime), str(self.runtime / "site"), str(self.work)
+        runtime_dir, site, work = self._inside()
+        numpy = [] if self.mode != "default" else [str(d) for d in _numpy_dirs()]
         read_roots = [
             *_stdlib_dirs(),
-            *(str(d) for d in _numpy_dirs()),
-            runtime,
+            *numpy,
+            runtime_dir,
             site,
             work,
             "/dev/null",
@@ -248,49 +537,37 @@ class Worker:
             "read_roots": read_roots,
             "write_roots": [work],
             "block_processes": self.block_processes,
+            "cells": self.cells,
         }
 
     def _environment(self) -> dict:
-        return {
-            "PATH": "/usr/bin:/bin",
-            "LANG": "C.UTF-8",
-            "HOME": "/submission" if self.mode == "strong" else str(self.work),
-            "TMPDIR": "/submission" if self.mode == "strong" else str(self.work),
-            # One BLAS thread: faster for small arrays, and fewer threads to account for.
-            "OPENBLAS_NUM_THREADS": "1",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            TOKEN_VARIABLE: self.token,
-        }
+        return {**_base_environment(self._inside()[2]), TOKEN_VARIABLE: self.token}
 
     def _command(self) -> list[str]:
         python = str(_interpreter())
         config = json.dumps(self._config())
         if self.mode == "default":
             return [python, "-I", "-S", str(self.runtime / "worker.py"), config]
-        command = [
-            shutil.which("bwrap") or "bwrap",
-            "--unshare-all",
-            "--die-with-parent",
-            "--new-session",
-            "--cap-drop",
-            "ALL",
-            "--clearenv",
-        ]
+        if self.mode == "user":
+            launch = {
+                "root": str(self.tree.root),
+                "uid": self.account.uid,
+                "gid": self.account.gid,
+                "cwd": self._inside()[2],
+                "argv": [
+                    self.tree.interpreter,
+                    "-I",
+                    "-S",
+                    f"{_SANDBOX_ROOT}/runtime/worker.py",
+                    config,
+                ],
+            }
+            return [python, "-I", "-S", str(_HERE / "launcher.py"), json.dumps(launch)]
+        command = _bwrap_prefix()
         for key, value in self._environment().items():
             command += ["--setenv", key, value]
-        for path in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
-            if os.path.lexists(path):
-                if os.path.islink(path):
-                    command += ["--symlink", os.readlink(path), path]
-                else:
-                    command += ["--ro-bind", path, path]
-        prefix = str(Path(sys.base_prefix).resolve())
-        command += ["--ro-bind", prefix, prefix]
-        if not python.startswith(prefix + os.sep) and not python.startswith("/usr/"):
-            command += ["--ro-bind", python, python]
-        for directory in _numpy_dirs():
-            command += ["--ro-bind", str(directory), f"{_SANDBOX_ROOT}/site/{directory.name}"]
+        command = _system_binds(command)
+        command += _interpreter_binds(self.tree)
         command += ["--ro-bind", str(self.runtime), f"{_SANDBOX_ROOT}/runtime"]
         command += ["--proc", "/proc", "--dev", "/dev"]
         # The only writable place: a small private tmpfs holding a read-only submission copy.
@@ -312,6 +589,11 @@ class Worker:
         """
         self.kill()  # a previous worker, if any, is gone before the next one starts
         self.token = secrets.token_hex(16)
+        if self.box is None:
+            self.box = cgroups.create(self.limits.memory, self.limits.processes)
+        as_user = {}
+        if self.mode == "strong" and self.account is not None:
+            as_user = {"user": self.account.uid, "group": self.account.gid, "extra_groups": []}
         try:
             # The output file is the worker's stderr: outside the folders the submission can
             # write, so it cannot be swapped for a link to a file the parent would then read.
@@ -321,10 +603,11 @@ class Worker:
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=log,
-                    cwd=self.work,
+                    cwd=self.root if self.mode != "default" else self.work,
                     env=self._environment(),
                     start_new_session=True,
                     close_fds=True,
+                    **as_user,
                 )
         except OSError as error:
             raise WorkerError(f"the grader could not start a worker: {error}") from None
@@ -333,21 +616,35 @@ class Worker:
             self._receive(time.monotonic() + STARTUP_SECONDS)
         except WorkerError:
             self.kill()
-            detail = self.output(limit=100_000).strip().splitlines()[-3:]
+            detail = self.output(limit=2000).strip().splitlines()[-3:]
             raise WorkerError(
                 "the grader's worker failed to start (before any student code ran): "
                 + " | ".join(detail)
             ) from None
+        # Every process of the worker goes into its control groups before student code runs.
+        pids = _tree_of(self.process.pid)
+        if self.box is not None:
+            self.box.add(pids)
+            self._oom_seen = self.box.oom_kills()
+        if self.mode == "strong":
+            ours = _namespace(os.getpid())
+            self.namespace = next(
+                (ns for ns in map(_namespace, sorted(pids)) if ns and ns != ours), None
+            )
 
     def load(self) -> str | None:
-        """Run the submission's module code; return None, or the error it raised.
+        """Run the submission's module code (a notebook's cells one after another); return
+        None, or the error it raised. A notebook's cells that raised are in ``notes``.
 
         Raises
         ------
         WorkerError
             If the worker died, hung or broke the protocol while importing.
         """
-        reply = self._request({"op": "load"}, self.limits.timeout, "importing the submission")
+        reply = self._request({"op": "load"}, "importing the submission")
+        notes = reply.get("notes")
+        if type(notes) is list:
+            self.notes = [text.clean(n, text.NOTE_CHARS) for n in notes[: text.MAX_NOTES]]
         if reply.get("ok") is True:
             return None
         error = reply.get("error")
@@ -368,44 +665,134 @@ class Worker:
                 for name, args in calls
             ],
         }
-        reply = self._request(request, self.limits.timeout, "running this check")
+        reply = self._request(request, "running this check")
         results = reply.get("results")
         if type(results) is not list or len(results) != len(calls):
             self.kill()
             raise WorkerError("the worker's reply did not match the request")
         return results
 
-    def _request(self, message: dict, timeout: float, what: str) -> dict:
+    # ------------------------------------------------------------------ the watchdog
+
+    def _processes(self) -> set[int]:
+        """The submission's processes, by what they cannot shed (group, user), and its tree."""
+        found = set()
+        if self.box is not None:
+            found |= self.box.pids()
+        if self.account is not None and self.mode == "user":
+            # In strong mode the namespace's processes are all below bubblewrap (its init
+            # adopts orphans), so the tree is enough; here an orphan goes to the machine's init.
+            found |= set(accounts.processes_of(self.account.uid))
+        if self.process is not None:
+            found |= _tree_of(self.process.pid)
+        return found
+
+    def _cpu_seconds(self) -> float:
+        """CPU time of the submission's processes (exact with a control group; otherwise of
+        the processes alive and the children they waited for)."""
+        if self.box is not None:
+            used = self.box.cpu_seconds()
+            if used is not None:
+                return used
+        total = 0.0
+        for pid in self._processes():
+            with contextlib.suppress(psutil.Error):
+                times = psutil.Process(pid).cpu_times()
+                total += times.user + times.system + times.children_user + times.children_system
+        return total
+
+    def _memory_bytes(self) -> int:
+        total = 0
+        for pid in self._processes():
+            with contextlib.suppress(psutil.Error):
+                info = psutil.Process(pid).memory_info()
+                total += max(0, info.rss - getattr(info, "shared", 0))
+        return total
+
+    def _lower_priority(self) -> None:
+        """``nice 19`` for every thread of the submission (a process may not undo it)."""
+        for pid in self._processes():
+            try:
+                threads = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+            except OSError:
+                continue
+            for tid in threads:
+                if tid in self._niced:
+                    continue
+                with contextlib.suppress(OSError):
+                    os.setpriority(os.PRIO_PROCESS, tid, 19)
+                    self._niced.add(tid)
+
+    def _watch(self, what: str):
+        """A ``poll`` function for one request: raises :class:`_Expired` past a limit."""
+        start = time.monotonic()
+        state = {"cpu0": self._cpu_seconds(), "time": start, "cpu": None, "greedy": False}
+        state["cpu"] = state["cpu0"]
+        fair = self.box is not None and "cpu" in self.box.controllers
+        measured = self.box is not None and "memory" in self.box.controllers
+
+        def poll():
+            # A worker that died while a process it started holds its pipe open: no end of
+            # file will come, so do not wait for one.
+            if self.process is not None and self.process.poll() is not None:
+                raise protocol.Closed
+            now = time.monotonic()
+            used = self._cpu_seconds()
+            if used - state["cpu0"] > self.limits.timeout:
+                raise _Expired(
+                    f"timed out: the submission used more than {self.limits.timeout:g} s of CPU "
+                    f"time while {what}"
+                )
+            if not measured and self._memory_bytes() > self.limits.memory:
+                raise _Expired(
+                    f"stopped: the submission's processes used more than "
+                    f"{self.limits.memory // 2**20} MiB of memory while {what}"
+                )
+            if not fair and now - state["time"] >= 0.5:
+                rate = (used - state["cpu"]) / (now - state["time"])
+                state["time"], state["cpu"] = now, used
+                if rate > 1.5 or state["greedy"]:
+                    state["greedy"] = True
+                    self._lower_priority()
+
+        return poll
+
+    def _request(self, message: dict, what: str) -> dict:
         if self.process is None or self.process.poll() is not None:
             raise WorkerError("the worker is not running")
         self._next_id += 1
         message = {**message, "id": self._next_id}
-        deadline = time.monotonic() + timeout
+        wall = self.limits.wall
+        deadline = time.monotonic() + wall
+        poll = self._watch(what)
         try:
             protocol.write_frame(self.process.stdin.fileno(), message, deadline)
+            while True:
+                reply = self._receive(deadline, what, wall, poll)
+                number = reply.get("id")
+                # A stale reply (to an earlier request) can only be left over from a frame the
+                # submission wrote itself; skip it. Anything else out of order ends the worker.
+                if type(number) is int and number < self._next_id:
+                    continue
+                if number != self._next_id:
+                    self.kill()
+                    raise WorkerError("the worker's reply did not match the request")
+                return reply
         except protocol.Timeout:
             self.kill()
-            raise WorkerError(f"timed out after {timeout:g} s while {what}") from None
+            raise WorkerError(f"timed out after {wall:g} s (wall clock) while {what}") from None
+        except _Expired as expired:
+            self.kill()
+            raise WorkerError(str(expired)) from None
         except protocol.Closed:
             raise self._died(what) from None
-        while True:
-            reply = self._receive(deadline, what, timeout)
-            number = reply.get("id")
-            # A stale reply (to an earlier request) can only be left over from a frame the
-            # submission wrote itself; skip it. Anything else out of order ends the worker.
-            if type(number) is int and number < self._next_id:
-                continue
-            if number != self._next_id:
-                self.kill()
-                raise WorkerError("the worker's reply did not match the request")
-            return reply
 
-    def _receive(self, deadline: float, what: str = "starting", timeout: float = 0.0) -> dict:
+    def _receive(self, deadline: float, what: str = "starting", timeout: float = 0.0, poll=None):
         try:
-            reply = protocol.read_frame(self.process.stdout.fileno(), deadline)
+            reply = protocol.read_frame(self.process.stdout.fileno(), deadline, poll)
         except protocol.Timeout:
             self.kill()
-            raise WorkerError(f"timed out after {timeout:g} s while {what}") from None
+            raise WorkerError(f"timed out after {timeout:g} s (wall clock) while {what}") from None
         except protocol.Closed:
             raise self._died(what) from None
         except protocol.ProtocolError as error:
@@ -420,6 +807,7 @@ class Worker:
         code = None
         with contextlib.suppress(subprocess.TimeoutExpired):
             code = self.process.wait(timeout=5)
+        out_of_memory = self.box is not None and self.box.oom_kills() > self._oom_seen
         self.kill()
         if self.mode == "strong" and code is not None and code > 128:
             code = 128 - code  # bubblewrap reports a child killed by signal N as 128 + N
@@ -435,46 +823,76 @@ class Worker:
             how = f"exited with status {code}"
         else:
             how = "closed its pipe"
+        if out_of_memory:
+            how += (
+                f" (out of memory: the submission's processes may use "
+                f"{self.limits.memory // 2**20} MiB together)"
+            )
         return WorkerError(f"the process {how} while {what}")
 
     # ------------------------------------------------------------------ cleanup
 
+    def leftovers(self) -> list[int]:
+        """Processes of this worker still alive (none once :meth:`kill` returned)."""
+        found = set()
+        if self.box is not None:
+            found |= self.box.pids()
+        if self.account is not None:
+            found |= set(accounts.processes_of(self.account.uid))
+        if self.namespace is not None:
+            found |= set(in_namespace(self.namespace))
+        return sorted(found)
+
     def kill(self) -> None:
-        """Kill the worker, its process group and every process that carries its token."""
+        """Kill the worker and every process of the submission: by its control group, its
+        user, its PID namespace, its process tree and (default mode) its token; then check
+        that none is left."""
         process = self.process
         if process is None:
             return
-        descendants = []
-        with contextlib.suppress(psutil.Error):
-            descendants = psutil.Process(process.pid).children(recursive=True)
+        descendants = _tree_of(process.pid) - {process.pid}
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        for child in descendants:
-            with contextlib.suppress(psutil.Error):
-                child.kill()
+        for pid in descendants:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
             process.kill()
+        if self.account is not None and not accounts.kill_all(self.account.uid):
+            self.cleanup_error = f"processes of {self.account.name} could not be killed"
+        if self.box is not None and not self.box.kill():
+            self.cleanup_error = "processes in the submission's control group could not be killed"
         process.wait()
         for stream in (process.stdin, process.stdout):
             with contextlib.suppress(OSError):
                 stream.close()
-        sweep(self.token)
+        if self.mode == "default":
+            sweep(self.token)
+        if self.namespace is not None:
+            deadline = time.monotonic() + 10
+            while in_namespace(self.namespace):
+                if time.monotonic() > deadline:
+                    self.cleanup_error = "processes in the submission's namespace are alive"
+                    break
+                for pid in in_namespace(self.namespace):
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+                time.sleep(0.01)
         self.process = None
 
-    def output(self, limit: int = 4000) -> str:
-        """The first ``limit`` characters the submission printed (never parsed)."""
+    def output(self, limit: int = text.OUTPUT_CHARS) -> str:
+        """The first ``limit`` characters the submission printed (inert; never parsed)."""
         try:
-            descriptor = os.open(self.output_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            data = files.read_regular(self.output_path, limit * 4)
         except OSError:
             return ""
-        with os.fdopen(descriptor, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                return ""
-            data = handle.read(limit * 4)
-        return data.decode("utf-8", "replace")[:limit]
+        return text.clean(data.decode("utf-8", "replace"), limit)
 
     def close(self) -> None:
-        """Ask the worker to exit, kill whatever is left, and delete the temporary folder."""
+        """Ask the worker to exit, kill whatever is left, and delete the temporary folders.
+
+        A problem is kept in ``cleanup_error`` (the grade stands; the instructor is told).
+        """
         if self.process is not None and self.process.poll() is None:
             with contextlib.suppress(protocol.Timeout, protocol.Closed, OSError):
                 protocol.write_frame(
@@ -483,7 +901,17 @@ class Worker:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=1)
         self.kill()
-        shutil.rmtree(self.root, ignore_errors=True)
+        for folder in {self.root, self.work}:
+            try:
+                files.remove_tree(folder)
+            except OSError as error:
+                self.cleanup_error = f"the temporary folder {folder} could not be removed: {error}"
+        if self.box is not None:
+            self.box.remove()
+            self.box = None
+        if self.account is not None:
+            self.account.release()
+            self.account = None
 
     def __enter__(self) -> Worker:
         return self
@@ -495,8 +923,9 @@ class Worker:
 def sweep(token: str) -> list[int]:
     """Kill every process whose environment carries ``token``; return their ids.
 
-    A process that forked twice and called ``setsid`` has left the worker's process group and
-    its process tree, but it still carries the environment it inherited.
+    Default mode's last resort for a process that forked twice and called ``setsid``: it has
+    left the worker's process group and tree, but it still carries the environment it
+    inherited, unless it replaced it (which is why the kernel modes do not rely on this).
     """
     if not token:
         return []

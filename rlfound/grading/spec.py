@@ -109,6 +109,8 @@ BOOK_SOLUTIONS = _book_solutions()
 #: Seed of the inputs of public checks: fixed, so the self-check and grading agree.
 PUBLIC_SEED = 20_240_101
 
+#: Columns of ``grades.csv`` besides the checks' (a check may not take their names).
+RESERVED_CHECK_NAMES = ("submission", "file", "score", "max_score", "note")
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _DEFINES_EXERCISE = re.compile(r"^EXERCISE\s*=", re.MULTILINE)
 
@@ -551,6 +553,9 @@ class Exercise:
             raise ValueError(f"checks must be non-empty with unique names; got {names}")
         if any(not _SLUG.match(name) for name in names):
             raise ValueError(f"check names must be lowercase slugs; got {names}")
+        taken = sorted(set(names) & set(RESERVED_CHECK_NAMES))
+        if taken:
+            raise ValueError(f"check names {taken} are columns of grades.csv; choose others")
         declared = {f.name for f in self.functions}
         for check in self.checks:
             if check.points < 0:

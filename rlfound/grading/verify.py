@@ -1,7 +1,9 @@
 """Check an exercise specification before students see it (``rlfound verify``).
 
 A specification can be wrong in ways that grading would only reveal on students' work: a
-reference solution that fails its own checks, a check that gives points to the empty starter,
+reference solution that fails its own checks, a check that gives points to the empty starter
+or to another submission that does nothing (all zeros, a constant, an argument returned
+unchanged),
 inputs whose keywords are not the declared parameters, or inputs that change from one run to
 the next (an input generator that draws from NumPy's global generator, :mod:`random` or the
 clock instead of the generator it is given), so that regrading with the same seed gives other
@@ -156,6 +158,65 @@ def _differing_inputs(exercise: spec.Exercise, first: dict, second: dict) -> lis
     return differing
 
 
+def _trivial_kinds(reference, exercise: spec.Exercise, prepared: spec.Prepared) -> dict:
+    """The replies trivial submissions give to a prepared check's calls, by kind.
+
+    Shapes come from the reference's own outputs on the same inputs, so "all zeros" is the
+    strongest version of itself: zeros of exactly the expected shape.
+    """
+    functions = {f.name: f for f in exercise.functions}
+    shapes, arguments = [], []
+    for call in prepared.calls:
+        try:
+            value = getattr(reference, call.function)(**spec._copy(call.kwargs))
+            shapes.append(np.shape(np.asarray(value, dtype=np.float64)))
+        except Exception:  # a call the reference refuses (a Raises check)
+            shapes.append(())
+        names = functions[call.function].parameter_names
+        arguments.append([call.kwargs[n] for n in names])
+    kinds = {
+        "all zeros (of the expected shape)": [np.zeros(s) for s in shapes],
+        "the number 0": [np.zeros(()) for _ in shapes],
+    }
+    for constant in (1.0, -1.0, 0.5):
+        kinds[f"the constant {constant:g} (of the expected shape)"] = [
+            np.full(s, constant) for s in shapes
+        ]
+    widest = max((len(a) for a in arguments), default=0)
+    for index in range(widest):
+        replies = []
+        for args in arguments:
+            if index >= len(args):
+                replies.append(spec.CallError("NoSuchArgument: the function has fewer parameters"))
+                continue
+            try:
+                replies.append(np.array(args[index], dtype=np.float64))
+            except (TypeError, ValueError):
+                replies.append(spec.CallError("NotNumbers: the argument is not numbers"))
+        kinds[f"its argument number {index + 1} returned unchanged"] = replies
+    return kinds
+
+
+def _trivial_points(exercise: spec.Exercise, reference, prepared: dict) -> list[str]:
+    """Checks that give points to a trivial submission, and to which."""
+    problems = []
+    for check in exercise.checks:
+        if check.name not in prepared or check.points <= 0:
+            continue
+        for kind, replies in _trivial_kinds(reference, exercise, prepared[check.name]).items():
+            try:
+                passed = prepared[check.name].judge(replies).passed
+            except Exception:  # a property that crashes on odd output gives nothing
+                passed = False
+            if passed:
+                problems.append(
+                    f"check {check.name!r} gives {check.points:g} point(s) to a submission whose "
+                    f"functions return {kind}"
+                )
+                break
+    return problems
+
+
 def _first_difference(name: str, a: str, b: str) -> list[str]:
     diff = difflib.unified_diff(
         a.splitlines(), b.splitlines(), f"run 1/{name}", f"run 2/{name}", n=0, lineterm=""
@@ -174,8 +235,11 @@ def verify(
 
     Checks, in order: the reference solution imports and defines the declared functions;
     every check's inputs match the declared signatures; the inputs drawn with the same seed
-    are the same in two runs; the reference scores full marks; the starter scores zero; two
-    grading runs with the same seed give byte-identical ``results.json`` and ``feedback.md``.
+    are the same in two runs; the reference scores full marks; the starter scores zero;
+    trivial submissions score zero (functions that return all zeros of the expected shape, the
+    number 0, a constant, or one of their arguments unchanged: no check may give them a point);
+    two grading runs with the same seed give byte-identical ``results.json`` and
+    ``feedback.md``.
     A property that cannot be checked because an earlier one failed is reported as skipped.
 
     Parameters
@@ -201,6 +265,7 @@ def verify(
         f"two runs with seed {seed} draw the same inputs",
         "the reference solution scores full marks",
         "the starter scores zero",
+        "trivial submissions (all zeros, constants, an argument returned unchanged) score zero",
         f"two runs with seed {seed} give byte-identical results",
     ]
     findings = [Finding(_LOADS, "PASS")]
@@ -275,6 +340,7 @@ def verify(
             ],
             f" ({starter.score:g} / {starter.max_score:g})",
         )
+    found(_trivial_points(exercise, references[0], first))
 
     different = []
     for name in texts:

@@ -20,10 +20,17 @@ Before the student's code runs the worker
   from them (stdin to ``/dev/null``, stdout and stderr to the size-capped output file the
   parent opened), so printing a fake reply reaches only that file;
 * lowers its resource limits (address space, CPU time, file size, open files, core dumps,
-  processes) from the configuration the parent passes;
-* installs an audit hook (defense in depth, not a security boundary) that refuses reads
-  outside the allowed folders, writes outside the working folder, process creation, signals
-  to other processes, sockets, ``ctypes`` and raising resource limits.
+  processes) from the configuration the parent passes, and asks the kernel to grant it and
+  its children no new privileges;
+* installs an audit hook (defense in depth, not a security boundary: Python code can reach
+  around it, which is why the grader's strong and user modes rely on the kernel) that refuses
+  reads outside the allowed folders, writes outside the working folder, process creation,
+  signals to other processes, sockets, ``ctypes`` and raising resource limits.
+
+A notebook's code cells (already turned into Python by the grader) are run one after
+another, as Jupyter runs them: a cell that raises is reported in a note, and the cells after
+it still run. ``get_ipython()`` returns a stand-in whose every method does nothing, so the
+magics and shell commands IPython's transformer turned into calls are skipped.
 """
 
 import json
@@ -57,41 +64,48 @@ def install_audit_hook(read_roots, write_roots, block_processes):
     ``os.path.realpath`` or ``os.fsdecode`` later does not change what the hook calls.
     """
     pid = os.getpid()
+    read_roots, write_roots = tuple(read_roots), tuple(write_roots)
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-    process_events = {
-        "os.fork",
-        "os.forkpty",
-        "os.posix_spawn",
-        "os.exec",
-        "os.spawn",
-        "os.system",
-        "os.startfile",
-        "subprocess.Popen",
-        "pty.spawn",
-    }
-    path_write_events = {
-        "os.remove",
-        "os.rmdir",
-        "os.mkdir",
-        "os.rename",
-        "os.truncate",
-        "os.chmod",
-        "os.chown",
-        "os.utime",
-        "os.symlink",
-        "shutil.rmtree",
-        "shutil.copyfile",
-        "shutil.move",
-    }
-    always_blocked = {
-        "os.link",  # a hard link would give a readable name inside the working folder
-        "resource.setrlimit",  # root may raise its hard limits
-        "resource.prlimit",
-        "socket.__new__",
-        "socket.connect",
-        "socket.bind",
-        "os.killpg",
-    }
+    process_events = frozenset(
+        {
+            "os.fork",
+            "os.forkpty",
+            "os.posix_spawn",
+            "os.exec",
+            "os.spawn",
+            "os.system",
+            "os.startfile",
+            "subprocess.Popen",
+            "pty.spawn",
+        }
+    )
+    path_write_events = frozenset(
+        {
+            "os.remove",
+            "os.rmdir",
+            "os.mkdir",
+            "os.rename",
+            "os.truncate",
+            "os.chmod",
+            "os.chown",
+            "os.utime",
+            "os.symlink",
+            "shutil.rmtree",
+            "shutil.copyfile",
+            "shutil.move",
+        }
+    )
+    always_blocked = frozenset(
+        {
+            "os.link",  # a hard link would give a readable name inside the working folder
+            "resource.setrlimit",  # root may raise its hard limits
+            "resource.prlimit",
+            "socket.__new__",
+            "socket.connect",
+            "socket.bind",
+            "os.killpg",
+        }
+    )
 
     def refuse(event):
         raise PermissionError(f"{event} is not allowed in a graded submission")
@@ -201,29 +215,74 @@ def set_limits(limits):
             resource.setrlimit(which, (value, value))
 
 
-def describe_error(error, filename):
-    """One readable error message: the submission's own frames, then the exception."""
+def describe_error(error, filename, cell=None):
+    """One readable error message: the submission's own frames, then the exception.
+
+    Every part is cut short (a frame's function name, the exception's text), so that huge
+    identifiers cannot make the message huge; the parent cuts it again, since a submission
+    can forge any reply.
+    """
     lines = []
     try:
         for frame in traceback.extract_tb(error.__traceback__):
             if frame.filename == filename:
-                lines.append(f"  {filename}, line {frame.lineno}, in {frame.name}")
+                where = f"line {frame.lineno}, in {str(frame.name)[:80]}"
+                lines.append(f"  {filename}, {where}"[:200])
         try:
             text = str(error)
         except BaseException:
             text = "<exception text could not be formatted>"
-        name = type(error).__name__
-        lines.append(f"{name}: {text}"[:1500] if text else name)
+        name = str(type(error).__name__)[:100]
+        lines.append(f"{name}: {text[:1500]}" if text else name)
     except BaseException:
         lines = ["an exception was raised (it could not be formatted)"]
-    return "\n".join(lines[-12:])
+    body = "\n".join(lines[-12:])
+    return (f"{cell} raised:\n{body}" if cell else body)[:2000]
+
+
+class _IPythonStandIn:
+    """What ``get_ipython()`` returns in the worker: notebook magics, shell commands and help
+    (turned into calls by IPython's transformer in the grader) do nothing."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+def _no_new_privileges():
+    """Ask the kernel never to grant this process or its children new privileges (set-user-id
+    programs run without them). Best effort: Linux only."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+    except Exception:
+        pass
+
+
+def run_cells(source, filename, cells, namespace):
+    """Run a notebook's cells one after another, as Jupyter does; return one note per cell
+    that raised (the cells after it still run)."""
+    lines = source.split("\n")
+    notes = []
+    for cell in cells:
+        label, first, count = cell["label"], cell["first_line"], cell["line_count"]
+        code = "\n" * (first - 1) + "\n".join(lines[first - 1 : first - 1 + count]) + "\n"
+        try:
+            exec(compile(code, filename, "exec"), namespace)
+        except BaseException as error:  # SystemExit too: Jupyter reports it and goes on
+            notes.append(describe_error(error, filename, label))
+    return notes
 
 
 def main():
     config = json.loads(sys.argv[1])
     # Keep the protocol pipes on private descriptors before the student's code exists.
     fd_in, fd_out = os.dup(0), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        devnull = os.open(os.devnull, os.O_RDONLY)
+    except OSError:  # a private root (the root fallback) has no /dev: read an empty pipe
+        devnull, writer = os.pipe()
+        os.close(writer)
     os.dup2(devnull, 0)
     os.close(devnull)
     # The parent started us with stderr on the capped output file, which lives outside every
@@ -235,6 +294,7 @@ def main():
     sys.stderr = CappedText(2, config["output_chars"])
     sys.stdin = None
     set_limits(config["limits"])
+    _no_new_privileges()
     sys.path[:] = [*sys.path, *config["sys_path"]]
     import numpy  # noqa: F401  (before the audit hook: NumPy loads ctypes and shared objects)
 
@@ -257,15 +317,24 @@ def main():
         if op == "load":
             module = types.ModuleType("submission")
             module.__file__ = filename
+            module.get_ipython = _IPythonStandIn
             sys.modules["submission"] = module
             try:
                 with open(config["submission"], encoding="utf-8") as handle:
                     source = handle.read()
-                exec(compile(source, filename, "exec"), module.__dict__)
-                reply = {"id": request["id"], "ok": True}
+                if config.get("cells"):
+                    notes = run_cells(source, filename, config["cells"], module.__dict__)
+                    reply = {"id": request["id"], "ok": True, "notes": notes}
+                else:
+                    exec(compile(source, filename, "exec"), module.__dict__)
+                    reply = {"id": request["id"], "ok": True}
             except BaseException as error:  # SystemExit too: the submission, not us, exits
                 reply = {"id": request["id"], "ok": False, "error": describe_error(error, filename)}
-            protocol.write_frame(fd_out, reply)
+            try:
+                protocol.write_frame(fd_out, reply)
+            except protocol.ProtocolError:
+                reply = {"id": request["id"], "ok": False, "error": "the error is too large"}
+                protocol.write_frame(fd_out, reply)
         elif op == "call":
             results = [call(module, item, filename) for item in request["calls"]]
             try:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
+import pwd
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -18,7 +21,14 @@ from unittest import mock
 import psutil
 import pytest
 
-from rlfound.grading.sandbox import TOKEN_VARIABLE, Worker, bwrap_works
+from rlfound.grading import accounts, runtime
+from rlfound.grading.sandbox import (
+    TOKEN_VARIABLE,
+    Worker,
+    bwrap_works,
+    in_namespace,
+    user_mode_problem,
+)
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 REPO = Path(__file__).resolve().parents[2]
@@ -26,6 +36,10 @@ REPO = Path(__file__).resolve().parents[2]
 requires_bwrap = pytest.mark.skipif(
     not bwrap_works(),
     reason="strong mode needs bubblewrap (bwrap) with working namespaces; not available here",
+)
+requires_user_mode = pytest.mark.skipif(
+    user_mode_problem() is not None,
+    reason=f"the root fallback (user mode) cannot run here: {user_mode_problem()}",
 )
 
 #: The book's solution of gae-recursion with one bug: the recursion forgets gamma.
@@ -37,7 +51,8 @@ BUGGY_GAE = (
 
 
 def _worker_processes():
-    """(pid, environ entries) of every live, non-zombie process that carries a worker token."""
+    """(pid, parent, environ entries) of every live, non-zombie process that carries a worker
+    token."""
     marker = f"{TOKEN_VARIABLE}=".encode()
     for pid in psutil.pids():
         if pid == os.getpid():
@@ -55,40 +70,202 @@ def _worker_processes():
             yield pid, parent, environ
 
 
-def leftover_processes(tokens) -> list[int]:
-    """Processes still carrying one of ``tokens`` (workers started by this test)."""
-    wanted = {f"{TOKEN_VARIABLE}={token}".encode() for token in tokens}
-    return [pid for pid, _, environ in _worker_processes() if wanted.intersection(environ)]
+@dataclasses.dataclass(frozen=True)
+class Started:
+    """What identifies one started worker's processes: its token (an environment variable,
+    which a child can drop), its user and its PID namespace (which it cannot shed)."""
+
+    token: str
+    uid: int | None
+    namespace: str | None
+
+
+def leftover_processes(records) -> list[int]:
+    """Processes of the workers started by this test that are still alive, found by token, by
+    worker user and by PID namespace."""
+    records = [r if isinstance(r, Started) else Started(r, None, None) for r in records]
+    wanted = {f"{TOKEN_VARIABLE}={r.token}".encode() for r in records if r.token}
+    found = {pid for pid, _, environ in _worker_processes() if wanted.intersection(environ)}
+    for record in records:
+        if record.uid is not None:
+            found |= set(accounts.processes_of(record.uid))
+        if record.namespace is not None:
+            found |= set(in_namespace(record.namespace))
+    return sorted(found)
+
+
+def worker_user_processes(*, orphaned_only: bool = False) -> list[int]:
+    """Live processes of any worker user (rlfound-worker-N); with ``orphaned_only``, those
+    no grader is above any more (another grader's live workers, on a shared machine, have
+    their grader, which is not a worker user, among their ancestors)."""
+    uids = {e.pw_uid for e in pwd.getpwall() if e.pw_name.startswith(accounts.PREFIX)}
+    found = []
+    for uid in uids:
+        for pid in accounts.processes_of(uid):
+            if orphaned_only and _has_a_grader_above(pid, uids):
+                continue
+            found.append(pid)
+    return found
+
+
+def _has_a_grader_above(pid: int, worker_uids: set[int]) -> bool:
+    try:
+        for parent in psutil.Process(pid).parents():
+            if parent.pid > 1 and parent.uids().real not in worker_uids:
+                return True
+    except psutil.Error:
+        return False
+    return False
 
 
 def orphaned_worker_processes() -> list[int]:
-    """Processes carrying any worker token whose grader is gone (reparented or parentless).
+    """Processes left by a grader run as a separate command: any process of a worker user no
+    grader is above, and any process carrying a worker token whose grader is gone (reparented
+    or parentless).
 
-    For a grader run as a separate command, whose tokens the test cannot record; unlike
-    :func:`leftover_processes` it ignores the live workers of other graders on the machine.
+    Unlike :func:`leftover_processes` it ignores the live workers of other graders on the
+    machine.
     """
-    return [
+    orphans = [
         pid
         for pid, parent, _ in _worker_processes()
         if parent == 1 or not psutil.pid_exists(parent)
     ]
+    return sorted(set(orphans) | set(worker_user_processes(orphaned_only=True)))
 
 
 @contextlib.contextmanager
 def recording_tokens():
-    """Record the token of every worker started inside the block (a list, filled as they
-    start)."""
-    tokens: list[str] = []
+    """Record every worker started inside the block (a list of :class:`Started`, filled as
+    they start)."""
+    records: list[Started] = []
     original = Worker.start
 
     def start(self):
         try:
             original(self)
         finally:
-            tokens.append(self.token)
+            uid = self.account.uid if self.account is not None else None
+            records.append(Started(self.token, uid, self.namespace))
 
     with mock.patch.object(Worker, "start", start):
-        yield tokens
+        yield records
+
+
+@contextlib.contextmanager
+def private_tempdir(folder: Path):
+    """Make the grader's temporary folders in ``folder`` (so a test can see what is left)."""
+    import tempfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with mock.patch.object(tempfile, "tempdir", str(folder)):
+        yield folder
+
+
+# ---------------------------------------------------------------- a non-root user
+
+TEST_USER = "rlfound-tester"
+
+
+def _first_closed_ancestor(path: Path) -> Path | None:
+    """The first folder above ``path`` that other users cannot enter, if any."""
+    for folder in [*reversed(path.parents)][1:]:
+        if not os.stat(folder).st_mode & stat.S_IXOTH:
+            return folder
+    return None
+
+
+@functools.cache
+def non_root_runner() -> tuple[list[str] | None, str]:
+    """A command prefix that runs a command as an unprivileged test user, and the reason when
+    there is none.
+
+    The test user (``rlfound-tester``, a system user without a home) is created if missing.
+    Where the interpreter sits in a folder other users cannot enter (``/root/.pyenv``), the
+    command runs in a private mount namespace in which that folder is replaced by the grader's
+    private root (:mod:`rlfound.grading.runtime`), which holds the same interpreter and
+    standard library, readable by everyone; nothing changes for the rest of the machine.
+    """
+    if os.geteuid() != 0:
+        return None, "the tests do not run as root, so they cannot switch to another user"
+    runuser = shutil.which("runuser") or shutil.which("setpriv")
+    if runuser is None:
+        return None, "neither runuser nor setpriv is installed"
+    try:
+        pwd.getpwnam(TEST_USER)
+    except KeyError:
+        created = subprocess.run(
+            [
+                "useradd",
+                "--system",
+                "--user-group",
+                "--no-create-home",
+                "--home-dir",
+                "/nonexistent",
+                "--shell",
+                "/usr/sbin/nologin",
+                TEST_USER,
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if created.returncode != 0:
+            return None, f"the test user cannot be created: {created.stderr.strip()}"
+    if Path(runuser).name == "runuser":
+        switch = [runuser, "-u", TEST_USER, "--"]
+    else:
+        entry = pwd.getpwnam(TEST_USER)
+        switch = [runuser, f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups"]
+    for needed in (REPO, Path(sys.prefix)):
+        closed = _first_closed_ancestor(needed / "x")
+        if closed is not None:
+            return None, f"{closed} is closed to other users, and the checkout is under it"
+    closed = _first_closed_ancestor(runtime.interpreter())
+    prefix = switch
+    if closed is not None:
+        try:
+            tree = runtime.tree()
+        except OSError as error:
+            return None, str(error)
+        unshare = shutil.which("unshare")
+        if unshare is None:
+            return None, f"{closed} is closed to other users and unshare is missing"
+        script = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
+        prefix = [
+            unshare,
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            str(tree.outside(str(closed))),
+            str(closed),
+            *switch,
+        ]
+    probe = subprocess.run(
+        [*prefix, sys.executable, "-c", "import os, numpy, rlfound.grading; print(os.getuid())"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd="/",
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},
+    )
+    if probe.returncode != 0 or probe.stdout.strip() == "0":
+        return None, f"the test user cannot run this interpreter: {probe.stderr.strip()[-300:]}"
+    return prefix, ""
+
+
+def chown_tree(path: Path, user: str = TEST_USER) -> None:
+    """Give ``path`` and everything under it to ``user`` (links themselves, never followed)."""
+    # chown walks trees of any depth (os.walk recurses).
+    subprocess.run(["chown", "-R", "-h", f"{user}:", str(path)], check=True)
+
+
+def processes_of_user(user: str = TEST_USER) -> list[int]:
+    return accounts.processes_of(pwd.getpwnam(user).pw_uid)
 
 
 def copy_hostile(names, folder: Path, *, out_dir: Path, marker: Path) -> list[Path]:

@@ -136,10 +136,16 @@ def test_grade_writes_reports_and_regrades_identically(capsys, tmp_path):
         "ben/feedback.md",
         "ben/results.json",
         "grades.csv",
+        "skipped.csv",
     ]
     grades = files[next(p for p in files if str(p) == "grades.csv")].decode().splitlines()
-    assert grades[0].startswith("submission,score,max_score,recursive-random,")
-    assert grades[1].startswith("absent,0,11,") and grades[2].startswith("ana,11,11,")
+    assert grades[0].startswith("submission,file,score,max_score,recursive-random,")
+    assert grades[0].endswith(",note")
+    assert grades[1].startswith(f"absent,{tmp_path / 'absent.py'},0,11,")
+    assert grades[1].endswith(",submission not found")
+    assert grades[2].startswith(f"ana,{folder / 'ana.py'},11,11,")
+    skipped = files[next(p for p in files if str(p) == "skipped.csv")].decode().splitlines()
+    assert skipped == ["entry,reason", f"{folder / 'notes.txt'},not a .py or .ipynb file"]
     results = json.loads(files[next(p for p in files if str(p) == "ben/results.json")])
     assert set(results) >= {"score", "tests"}
     for test in results["tests"]:

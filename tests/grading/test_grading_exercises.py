@@ -4,6 +4,8 @@ starter scores zero, and instructors can add exercises in the same format."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import nbformat
 import numpy as np
@@ -18,7 +20,12 @@ from rlfound.grading.starter import (
     starter_source,
     strip_solutions,
 )
-from rlfound.grading.submissions import Submission, notebook_code, read_submission
+from rlfound.grading.submissions import (
+    Submission,
+    notebook_cells,
+    notebook_code,
+    read_submission,
+)
 
 EXERCISES = load_exercises()
 IDS = sorted(EXERCISES)
@@ -112,25 +119,81 @@ def test_unbalanced_solution_regions_are_errors(source, message):
         strip_solutions(source)
 
 
-def test_notebook_code_cells_are_read_as_text_with_magics_removed():
-    notebook = starter_notebook(EXERCISES["bellman-arithmetic"])
-    data = json.loads(notebook)
-    data["cells"].append(
-        {
-            "cell_type": "code",
-            "metadata": {},
-            "source": "%timeit 1\n!pip install x\nY = 2",
-            "outputs": [],
-            "execution_count": None,
-            "id": "extra",
-        }
+def test_notebook_cells_become_python_as_jupyter_runs_them():
+    """IPython's own transformer: magics, shell escapes and help become get_ipython() calls
+    (which the worker answers with a stand-in), a '?' inside a docstring stays, and a cell
+    magic other than %%python is skipped with a note."""
+    notebook = json.loads(starter_notebook(EXERCISES["bellman-arithmetic"]))
+    extra = [
+        "%timeit 1\n!pip install x\nY = 2\nY?",
+        'def f():\n    """Is this a question?\n    """\n    return 1',
+        "%%bash\necho not python",
+        "%%writefile x.py\nprint(1)",
+        "%%python\nZ = 3",
+    ]
+    for number, source in enumerate(extra):
+        notebook["cells"].append(
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "source": source,
+                "outputs": [],
+                "execution_count": None,
+                "id": f"extra-{number}",
+            }
+        )
+    cells, notes = notebook_cells(json.dumps(notebook))
+    labels = [label for label, _ in cells]
+    assert labels == ["code cell 1", "code cell 2", "code cell 3", "code cell 6"]
+    code = dict(cells)
+    assert "def chain_values(gamma):" in code["code cell 1"]
+    assert "get_ipython().run_line_magic('timeit', '1')" in code["code cell 2"]
+    assert (
+        "get_ipython().system('pip install x')" in code["code cell 2"]
+        and "Y = 2" in code["code cell 2"]
     )
-    code = notebook_code(json.dumps(data))
-    assert "def chain_values(gamma):" in code
-    assert "# (magic removed) %timeit 1" in code and "Y = 2" in code
-    compile(code, "notebook.py", "exec")
+    assert '"""Is this a question?' in code["code cell 3"]
+    assert code["code cell 6"].strip() == "Z = 3"
+    assert any("code cell 4 starts with %%bash" in note for note in notes)
+    assert any("code cell 5 starts with %%writefile" in note for note in notes)
+    assert any("code cell 2 uses IPython syntax" in note for note in notes)
+    compile(notebook_code(json.dumps(notebook)), "notebook.py", "exec")
     with pytest.raises(ValueError, match="not a readable notebook"):
         notebook_code("{not json")
+
+
+def test_a_failing_cell_does_not_hide_the_cells_after_it(tmp_path):
+    exercise = EXERCISES["bellman-arithmetic"]
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("import a_missing_optional_module"),
+        nbformat.v4.new_code_cell("assert False, 'my own check failed'"),
+        nbformat.v4.new_code_cell(exercise.solution_path.read_text()),
+        nbformat.v4.new_code_cell("raise SystemExit(3)"),
+    ]
+    (tmp_path / "cells.ipynb").write_text(nbformat.writes(notebook))
+    result = Grader(exercise, seed=1, mode="default").grade(
+        read_submission(tmp_path / "cells.ipynb")
+    )
+    assert result.score == exercise.max_score
+    notes = " ".join(result.notes)
+    assert "code cell 1 raised" in notes and "a_missing_optional_module" in notes
+    assert "code cell 2 raised" in notes and "my own check failed" in notes
+    assert "code cell 4 raised" in notes and "SystemExit" in notes
+
+
+def test_odd_but_valid_files(tmp_path):
+    """A byte-order mark, and a notebook holding a lone surrogate, get their marks."""
+    exercise = EXERCISES["bellman-arithmetic"]
+    reference = exercise.solution_path.read_text()
+    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbf" + reference.encode())
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(reference + '\nMARK = "\ud800"\n')]
+    (tmp_path / "surrogate.ipynb").write_text(json.dumps(notebook, ensure_ascii=True))
+    grader = Grader(exercise, seed=1, mode="default")
+    for name in ("bom.py", "surrogate.ipynb"):
+        result = grader.grade(read_submission(tmp_path / name))
+        assert result.score == exercise.max_score, (name, result)
 
 
 def test_missing_and_unreadable_submissions_score_zero(tmp_path):
@@ -210,4 +273,79 @@ def test_submission_names_are_unique_and_safe(tmp_path):
         (tmp_path / folder / "same.py").write_text("")
     (tmp_path / "a" / "grades.csv.py").write_text("")
     names = [name for name, _ in expand([tmp_path / "a", tmp_path / "b", tmp_path / "x.py"])]
-    assert names == ["grades.csv-2", "same", "same-2", "x"]
+    assert len(set(names)) == 4 and names[-1] == "x"
+    assert names[0].startswith("grades.csv-") and names[0] != "grades.csv"
+    assert names[1].startswith("same-") and names[2].startswith("same-")
+
+
+def test_a_look_alike_never_takes_a_classmates_name(tmp_path):
+    """Own names first: whatever sorts first, ``alice.py`` is ``alice``; a file whose name had
+    to be changed, or that shares a stem, gets a name no other file's name gives."""
+    from rlfound.grading.submissions import scan
+
+    for name in (
+        "alice!.py",
+        "alice.py",
+        " alice.py",
+        "alice_.py",
+        "alice-2.py",
+        "bob.py",
+        "bob.ipynb",
+        "skipped.csv.py",
+        "Grades.csv.py",
+    ):
+        (tmp_path / name).write_text("")
+    entries = {Path(e.path).name: e.name for e in scan([tmp_path]).entries}
+    assert entries["alice.py"] == "alice" and entries["alice-2.py"] == "alice-2"
+    assert entries["alice_.py"].startswith("alice-") and entries["alice!.py"].startswith("alice-")
+    assert entries[" alice.py"].startswith("alice-")
+    assert entries["bob.py"] != entries["bob.ipynb"] and "bob" not in entries.values()
+    assert entries["skipped.csv.py"].startswith("skipped.csv-")
+    assert entries["Grades.csv.py"].startswith("Grades.csv-")
+    assert len(set(entries.values())) == len(entries)
+    # Stable: the same folder gives the same names, whatever else is added to it.
+    (tmp_path / "zed.py").write_text("")
+    again = {Path(e.path).name: e.name for e in scan([tmp_path]).entries}
+    assert all(again[name] == entries[name] for name in entries)
+
+
+def test_the_submissions_folder_is_data(tmp_path):
+    """Links, FIFOs, sockets and folders are never read; each is reported with the reason."""
+    import socket
+
+    from rlfound.grading.submissions import scan
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    reference = EXERCISES["gae-recursion"].solution_path
+    (folder / "link.py").symlink_to(reference)
+    (folder / "linkdir").symlink_to(reference.parent)
+    os.mkfifo(folder / "fifo.py")
+    os.mkfifo(folder / "fifo")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(folder / "sock.ipynb"))
+    server.close()
+    (folder / "folder.py").mkdir()
+    (folder / "sub").mkdir()
+    (folder / "notes.md").write_text("")
+    (folder / "ok.py").write_text("x = 1\n")
+    found = scan([folder, tmp_path / "missing.py", folder / "link.py"])
+    problems = {
+        Path(e.path).name + ("@cli" if e.path.parent != folder else ""): e.problem
+        for e in found.entries
+    }
+    assert problems["ok.py"] is None
+    assert "symbolic link" in problems["link.py"]
+    assert "FIFO" in problems["fifo.py"] and "socket" in problems["sock.ipynb"]
+    assert "a folder" in problems["folder.py"] and problems["missing.py@cli"] == "not found"
+    skipped = {Path(entry).name: reason for entry, reason in found.skipped}
+    assert set(skipped) == {"linkdir", "fifo", "sub", "notes.md"}
+    assert "symbolic link" in skipped["linkdir"] and "one level deep" in skipped["sub"]
+    grader = Grader(EXERCISES["gae-recursion"], mode="default")
+    for entry in found.entries:
+        submission = read_submission(entry.path, entry=entry)
+        if entry.problem is not None:
+            assert submission.source is None and entry.problem in submission.error
+    # A link named on the command line is not followed either.
+    link = next(e for e in found.entries if e.path == folder / "link.py" and e.problem)
+    assert grader.grade(read_submission(link.path, entry=link)).score == 0

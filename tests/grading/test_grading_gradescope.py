@@ -113,6 +113,26 @@ def test_a_wrong_submission_scores_less(autograder):
     assert "recursive-random" in failed and "explicit-random" not in failed
 
 
+def test_a_link_in_the_upload_is_never_followed(autograder):
+    """An upload holding a link to the reference solution next to the grader (a GitHub
+    submission can hold links) is graded on its regular files only."""
+    root, script = autograder
+    shutil.rmtree(root / "submission")
+    (root / "submission").mkdir()
+    reference = root / "source" / "rlfound" / "solutions" / "gae_recursion.py"
+    (root / "submission" / "a_link.py").symlink_to(reference)
+    (root / "submission" / "mine.py").write_text(BUGGY_GAE)
+    (root / "results" / "results.json").unlink(missing_ok=True)
+    completed = run_autograder(script, root)
+    assert completed.returncode == 0, completed.stderr
+    document = json.loads((root / "results" / "results.json").read_text())
+    assert 0 < document["score"] < 11
+    assert (
+        gradescope.choose_submission(root / "submission", spec.load_exercises()["gae-recursion"])
+        == root / "submission" / "mine.py"
+    )
+
+
 def test_the_copy_in_the_source_folder_finds_the_same_folders(autograder):
     """run_autograder also works where the zip put it (/autograder/source/run_autograder)."""
     root, _ = autograder
@@ -157,13 +177,40 @@ def _distribution(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def _optional_imports(tree: ast.Module) -> set[int]:
+    """ids of the import statements inside a ``try`` that handles ImportError: an optional
+    package (matplotlib for ``diagnostics.plot_history``), which the grader never needs."""
+    optional = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        caught = {
+            getattr(handler.type, "id", None)
+            for handler in node.handlers
+            if handler.type is not None
+        }
+        if caught & {"ImportError", "ModuleNotFoundError"}:
+            optional |= {
+                id(inner)
+                for statement in node.body
+                for inner in ast.walk(statement)
+                if isinstance(inner, ast.Import | ast.ImportFrom)
+            }
+    return optional
+
+
 def third_party_imports(package: Path) -> set[str]:
     """Top-level names the package's files import, minus the standard library, the package
-    itself and a script's sibling modules (the worker imports ``protocol`` next to it)."""
+    itself, a script's sibling modules (the worker imports ``protocol`` next to it) and
+    optional packages imported under ``try: ... except ImportError``."""
     names = set()
     for path in package.rglob("*.py"):
         local = {"rlfound", "__future__"} | {p.stem for p in path.parent.glob("*.py")}
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        optional = _optional_imports(tree)
+        for node in ast.walk(tree):
+            if id(node) in optional:
+                continue
             if isinstance(node, ast.Import):
                 found = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0:

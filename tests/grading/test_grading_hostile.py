@@ -10,18 +10,21 @@ and the starter, which must be graded normally.
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
 
 import pytest
 from _grading_helpers import (
+    REPO,
     copy_hostile,
     copy_reference,
     leftover_processes,
     orphaned_worker_processes,
     recording_tokens,
     requires_bwrap,
+    requires_user_mode,
 )
 
 from rlfound.grading import load_exercises
@@ -106,7 +109,7 @@ def _grade(tmp_path, mode, names, *, block_processes=True, jobs=2):
         EXERCISE,
         seed=7,
         mode=mode,
-        limits=Limits(timeout=TIMEOUT, address_space=MEMORY),
+        limits=Limits(timeout=TIMEOUT, wall_timeout=2 * TIMEOUT, address_space=MEMORY),
         block_processes=block_processes,
     )
     with recording_tokens() as tokens:
@@ -156,13 +159,13 @@ def test_forged_frames_gain_nothing(default_batch):
 
 def test_batch_report_is_complete(default_batch):
     results, out_dir, _, _ = default_batch
-    lines = (out_dir / "grades.csv").read_text().splitlines()
-    assert lines[0].split(",")[:3] == ["submission", "score", "max_score"]
-    assert len(lines) == 1 + len(results)
-    rows = {line.split(",")[0]: line.split(",") for line in lines[1:]}
-    assert rows["reference"][1:3] == ["11", "11"]
-    assert rows["write_results"][1] == "10"
-    assert rows["starter"][1] == "0"
+    with open(out_dir / "grades.csv", newline="") as sheet:
+        rows = {row["submission"]: row for row in csv.DictReader(sheet)}
+    assert list(next(iter(rows.values())))[:4] == ["submission", "file", "score", "max_score"]
+    assert len(rows) == len(results)
+    assert (rows["reference"]["score"], rows["reference"]["max_score"]) == ("11", "11")
+    assert rows["write_results"]["score"] == "10"
+    assert rows["starter"]["score"] == "0"
 
 
 def test_output_is_capped(default_batch):
@@ -180,6 +183,18 @@ def test_processes_are_swept_without_the_audit_hook(tmp_path, mode):
     for name in names:
         _assert_graded(name, results[name])
     assert len(tokens) >= len(names)
+    assert leftover_processes(tokens) == []
+
+
+@requires_user_mode
+def test_processes_are_killed_by_user_in_the_root_fallback(tmp_path):
+    """The root fallback kills a submission's processes by its worker user: with process
+    creation allowed (no audit hook in the way), forks, daemons and threads die with it."""
+    names = ["daemon", "fork_children", "threads", "reference"]
+    results, _, _, tokens = _grade(tmp_path, "user", names, block_processes=False)
+    for name in names:
+        _assert_graded(name, results[name])
+    assert all(token.uid is not None for token in tokens)
     assert leftover_processes(tokens) == []
 
 
@@ -202,9 +217,12 @@ STRONG = [
 ]
 
 
-@requires_bwrap
-def test_hostile_submissions_strong_mode(tmp_path):
-    results, _, marker, tokens = _grade(tmp_path, "strong", STRONG)
+@pytest.mark.parametrize(
+    "mode",
+    [pytest.param("strong", marks=requires_bwrap), pytest.param("user", marks=requires_user_mode)],
+)
+def test_hostile_submissions_kernel_modes(tmp_path, mode):
+    results, _, marker, tokens = _grade(tmp_path, mode, STRONG)
     for name in STRONG:
         _assert_graded(name, results[name])
     assert not marker.exists()
@@ -234,9 +252,10 @@ def test_a_submission_cannot_kill_the_grader(tmp_path):
         check=False,
     )
     assert completed.returncode == 0, completed.stderr
-    grades = (tmp_path / "out" / "grades.csv").read_text().splitlines()
-    assert grades[1].startswith("kill_parent,10,11")
-    assert grades[2].startswith("reference,11,11")
+    with open(tmp_path / "out" / "grades.csv", newline="") as sheet:
+        rows = {row["submission"]: row for row in csv.DictReader(sheet)}
+    assert (rows["kill_parent"]["score"], rows["kill_parent"]["max_score"]) == ("10", "11")
+    assert (rows["reference"]["score"], rows["reference"]["max_score"]) == ("11", "11")
     assert orphaned_worker_processes() == []
 
 
@@ -248,6 +267,8 @@ def probe():
     outcomes = []
     attempts = [
         lambda: open(target).read(),
+        lambda: open("__CLASS__").read(),  # a classmate's submission
+        lambda: os.listdir("__REPO__"),  # the checkout: grader code, solutions, the book
         lambda: open("/escape.txt", "w").write("x"),
         lambda: open("/dev/shm/escape", "w").write("x"),
         lambda: socket.create_connection(("1.1.1.1", 53), timeout=1),
@@ -264,14 +285,63 @@ def probe():
 
 
 @requires_bwrap
-def test_strong_mode_holds_without_the_audit_hook():
+def test_strong_mode_holds_without_the_audit_hook(tmp_path):
     """The kernel, not Python, stops reading the reference, writing outside the folder and
     the network in strong mode."""
     from rlfound.grading.sandbox import Worker
 
+    classmate = tmp_path / "alice.py"
+    classmate.write_text("x = 1\n")
     source = PROBE.replace("__TARGET__", str(EXERCISE.solution_path))
+    source = source.replace("__CLASS__", str(classmate)).replace("__REPO__", str(REPO))
     with Worker(source, "probe", mode="strong", audit_hook=False) as worker:
         worker.start()
         assert worker.load() is None
         (reply,) = worker.call([("probe", [])])
-    assert reply == {"ok": True, "value": [0, 0, 0, 0, 1]}
+    assert reply == {"ok": True, "value": [0, 0, 0, 0, 0, 0, 1]}
+
+
+USER_PROBE = """
+import os, socket
+
+def probe():
+    outcomes = []
+    attempts = [
+        lambda: open("__TARGET__").read(),  # the reference solution
+        lambda: open("__CLASS__").read(),  # a classmate's submission
+        lambda: os.listdir("__REPO__"),  # the checkout: grader code, solutions, the book
+        lambda: open("/proc/1/cmdline").read(),  # the grader's command line (its seed)
+        lambda: os.kill(1, 9),
+        lambda: open("/etc/passwd").read(),
+        lambda: open(os.path.join(os.getcwd(), "scratch.txt"), "w").write("allowed"),
+        lambda: open("/opt/rlfound/runtime/worker.py", "a").write("x"),  # the worker's code
+        lambda: os.setuid(0),
+    ]
+    import ctypes
+    for attempt in attempts:
+        try:
+            attempt()
+            outcomes.append(1)
+        except OSError:
+            outcomes.append(0)
+    no_new_privileges = ctypes.CDLL(None).prctl(39, 0, 0, 0, 0)  # PR_GET_NO_NEW_PRIVS
+    return outcomes + [int(os.getuid() != 0), no_new_privileges]
+"""
+
+
+@requires_user_mode
+def test_root_fallback_holds_without_the_audit_hook(tmp_path):
+    """In the root fallback the kernel, not Python, keeps the reference, the other
+    submissions, the grader's processes and the worker's own code out of reach: the worker is
+    an unprivileged user in a private root."""
+    from rlfound.grading.sandbox import Worker
+
+    classmate = tmp_path / "alice.py"
+    classmate.write_text("x = 1\n")
+    source = USER_PROBE.replace("__TARGET__", str(EXERCISE.solution_path))
+    source = source.replace("__CLASS__", str(classmate)).replace("__REPO__", str(REPO))
+    with Worker(source, "probe", mode="user", audit_hook=False) as worker:
+        worker.start()
+        assert worker.load() is None
+        (reply,) = worker.call([("probe", [])])
+    assert reply == {"ok": True, "value": [0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 1]}

@@ -1,7 +1,8 @@
 """``rlfound verify``: every built-in specification holds, and broken ones are explained.
 
 An instructor's specification is verified before students see it: the reference scores full
-marks, the starter zero, every check's inputs match the declared signatures, and the same
+marks, the starter and every other trivial submission (all zeros, constants, an argument
+returned unchanged) zero, every check's inputs match the declared signatures, and the same
 seed draws the same inputs and gives byte-identical results in two runs.
 """
 
@@ -16,6 +17,7 @@ from rlfound.grading import load_exercises
 from rlfound.grading.spec import BUILTIN_DIR
 
 IDS = sorted(load_exercises())
+TRIVIAL = "trivial submissions (all zeros, constants, an argument returned unchanged) score zero"
 
 SOLUTION = '''
 """An instructor's exercise: double a number, with a helper the student is given."""
@@ -97,10 +99,46 @@ def test_every_built_in_specification_verifies(capsys, exercise_id):
     assert status == 0, out
     assert not lines_of(out, "FAIL") and not lines_of(out, "SKIP"), out
     passed = lines_of(out, "PASS")
-    assert len(passed) == 7, out
+    assert len(passed) == 8, out
     assert any(line.startswith("the reference solution scores full marks") for line in passed)
     assert any(line.startswith("the starter scores zero (0 / ") for line in passed)
+    assert TRIVIAL in passed, out
     assert "every property holds" in out
+
+
+def test_trivial_submissions_earn_nothing(capsys, tmp_path):
+    """A check that zeros, a constant or an argument returned unchanged would pass is named,
+    with what passes it."""
+    checks = """
+    Answer(name="two", function="double", kwargs={"x": 1.0}, expected=2.0),
+    Property(
+        name="even",
+        function="double",
+        inputs=[{"x": 1.0}, {"x": 2.5}],
+        holds=lambda y, case: abs(float(y) % 2) < 1e-12 or abs(float(y) % 2 - 2) < 1e-12,
+    ),
+    Property(
+        name="same-sign",
+        function="double",
+        inputs=[{"x": 1.0}, {"x": 3.0}],
+        holds=lambda y, case: float(y) * case["x"] > 0,
+    ),
+    Property(
+        name="echo",
+        function="double",
+        inputs=[{"x": 1.0}],
+        holds=lambda y, case: float(y) >= case["x"],
+    ),
+    """
+    spec = write_spec(tmp_path, textwrap.dedent(checks))
+    status, out, _ = verify(capsys, spec, "--mode", "default")
+    assert status == 1
+    assert f"FAIL  {TRIVIAL}" in out
+    assert "check 'even' gives 1 point(s) to a submission whose functions return all zeros" in out
+    constant = "gives 1 point(s) to a submission whose functions return the constant 1"
+    assert f"check 'same-sign' {constant}" in out and f"check 'echo' {constant}" in out
+    assert "check 'two'" not in out.split(TRIVIAL)[1]
+    assert "PASS  the starter scores zero" in out
 
 
 def test_a_specification_file_verifies_by_its_path(capsys):

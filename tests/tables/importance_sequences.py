@@ -1,6 +1,6 @@
 """Convention and bad-input tables of the chapter-5 additions: the sequence functions of
-:mod:`rlfound.importance`, :func:`rlfound.mdp.discounted_occupancy` and
-:func:`rlfound.distributions.categorical_entropy` (see :mod:`tests.tables`)."""
+:mod:`rlfound.importance` and :func:`rlfound.mdp.discounted_occupancy` (see :mod:`tests.tables`).
+The rows of ``categorical_entropy`` live with its module, in ``tests/tables/entropy.py``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from rlfound import distributions, importance, mdp
+from rlfound import importance, mdp
 from tests.tables.kinds import ARRAY, FLOAT, Example, case
 
 NAN, INF = math.nan, math.inf
@@ -53,7 +53,6 @@ EXAMPLES = [
         },
         ARRAY,
     ),
-    Example(distributions.categorical_entropy, {"logits": np.zeros((2, 3)), "axis": -1}, ARRAY),
 ]
 
 LP2 = np.log(np.array([0.5, 0.25]))
@@ -85,7 +84,6 @@ VALID = {
         "gamma": 0.9,
         "terminal": [False, True],
     },
-    distributions.categorical_entropy: {"logits": np.zeros((2, 3)), "axis": -1},
 }
 
 
@@ -267,24 +265,5 @@ CASES = [
         "terminal",
         "terminal must have shape (2,); got shape (1,)",
         terminal=[True],
-    ),
-    # distributions.categorical_entropy
-    case(
-        distributions.categorical_entropy,
-        "logits",
-        "logits must be finite; got inf at index (1, 2)",
-        logits=np.where(np.arange(6).reshape(2, 3) == 5, INF, 0.0),
-    ),
-    case(
-        distributions.categorical_entropy,
-        "logits",
-        "logits must have at least 1 dimension; got shape ()",
-        logits=0.0,
-    ),
-    case(
-        distributions.categorical_entropy,
-        "axis",
-        "axis must be in [-2, 2) for logits of shape (2, 3); got 2",
-        axis=2,
     ),
 ]

@@ -12,6 +12,9 @@ import pytest
 # Episodes, a GradientCheck, or a tuple of these.
 FLOAT, ARRAY, INT_ARRAY, BOOL_ARRAY = "float", "float64 array", "int64 array", "bool array"
 EPISODES, GRADIENT_CHECK = "Episodes", "GradientCheck"
+REPORT = "report"  # a pair of dicts: name -> Python float, name -> str (diagnostics.report)
+FIGURE = "figure"  # a matplotlib Figure (diagnostics.plot_history)
+BATCH = "batch"  # a dict of float64, int64 and bool ndarrays (the chapter-13 training batch)
 
 
 @dataclasses.dataclass

@@ -80,14 +80,39 @@ def bayes_over_state_pairs(new_belief, case):
     return gap <= 1e-9 or f"differs from Bayes' rule on (s, s') pairs by up to {gap:.3g}"
 
 
+def screened_pomdps(rng):
+    """Random POMDPs in which the observation received is impossible in some states (and
+    possible in the others): the posterior must move away from the prior."""
+    cases = random_pomdps(rng)
+    for case in cases:
+        states = len(case["belief"])
+        model = case["observation_model"].copy()
+        observation = case["observation"]
+        excluded = rng.permutation(states)[: int(rng.integers(1, states))] if states > 1 else []
+        model[excluded, observation] = 0.0
+        model /= model.sum(axis=1, keepdims=True)
+        case["observation_model"] = model
+    return cases
+
+
 def is_distribution(new_belief, case):
-    """A belief is a probability distribution over the states."""
+    """A belief is a probability distribution over the states, and after an observation it is
+    supported exactly by the states where that observation is possible (the prior, which
+    is a distribution too, is not)."""
     if new_belief.ndim != 1 or new_belief.shape[0] != len(case["belief"]):
         return f"expected shape {np.shape(case['belief'])}, got shape {new_belief.shape}"
     if np.any(new_belief < 0):
         return "it has negative entries"
     total = float(new_belief.sum())
-    return abs(total - 1.0) <= 1e-9 or f"it sums to {total:.6g}, not 1"
+    if abs(total - 1.0) > 1e-9:
+        return f"it sums to {total:.6g}, not 1"
+    reachable = case["belief"] @ case["transition"][:, case["action"], :]
+    possible = (reachable > 0) & (case["observation_model"][:, case["observation"]] > 0)
+    if np.any(new_belief[~possible] > 1e-12):
+        return "it gives probability to a state in which the observation is impossible"
+    if not np.all(new_belief[possible] > 0):
+        return "it gives no probability to a state in which the observation is possible"
+    return True
 
 
 TIGER = {
@@ -132,9 +157,12 @@ EXERCISE = Exercise(
         Property(
             name="distribution",
             function="belief_update",
-            inputs=random_pomdps,
+            inputs=screened_pomdps,
             holds=is_distribution,
-            description="Returns a probability distribution.",
+            description=(
+                "Returns a probability distribution on the states where the observation is "
+                "possible."
+            ),
         ),
         Compare(
             name="sparse",

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from rlfound.grading import compare
 from rlfound.grading.spec import (
     BOOK_SOLUTIONS,
     Answer,
@@ -71,20 +72,56 @@ def large_logits(rng):
     return cases
 
 
+def margins_of(case):
+    """The margins u_i = beta [(theta_c - theta_r) - (ref_c - ref_r)] of a case's pairs."""
+    implicit = case["beta"] * (
+        np.asarray(case["logits"], dtype=np.float64) - np.asarray(case["ref_logprobs"])
+    )
+    return implicit[np.asarray(case["chosen"])] - implicit[np.asarray(case["rejected"])]
+
+
 def sums_to_zero(gradient, case):
-    """Adding a constant to every logit leaves the loss unchanged, so the gradient sums to 0."""
+    """Adding a constant to every logit leaves the loss unchanged, so the gradient sums to 0;
+    and moving theta along theta - ref scales every margin u_i alike, so (theta - ref) . grad is
+    the derivative of (1/N) sum_i softplus(-t u_i) at t = 1, -(1/N) sum_i sigmoid(-u_i) u_i,
+    which a gradient that is zero (or any other vector that merely sums to zero) misses."""
     total = float(np.sum(gradient))
-    return abs(total) <= 1e-9 or f"the components sum to {total:.3g}, not 0"
+    if abs(total) > 1e-9:
+        return f"the components sum to {total:.3g}, not 0"
+    logits, ref_logprobs = case["logits"], case["ref_logprobs"]
+    if gradient.shape != np.shape(logits):
+        return f"expected shape {np.shape(logits)}, got shape {gradient.shape}"
+    margins = margins_of(case)
+    rate = float(-np.mean(margins * np.exp(-np.logaddexp(0.0, margins))))
+    direction = np.asarray(logits, dtype=np.float64) - ref_logprobs
+    along = float(direction @ gradient)
+    scale = max(1.0, float(np.max(np.abs(direction))))
+    return abs(along - rate) <= 1e-9 * scale or (
+        f"(theta - ref) . gradient = {along:.6g}, but -(1/N) sum_i sigmoid(-u_i) u_i = {rate:.6g}"
+    )
 
 
 def unpaired_get_zero(gradient, case):
-    """A response that appears in no pair gets exactly zero gradient."""
+    """A response that appears in no pair gets exactly zero gradient, and the others get the
+    derivative of the loss (central differences of dpo_objective), which zeros miss."""
     if gradient.shape != np.shape(case["logits"]):
         return f"expected shape {np.shape(case['logits'])}, got shape {gradient.shape}"
     used = np.union1d(case["chosen"], case["rejected"])
     unused = np.setdiff1d(np.arange(len(case["logits"])), used)
     worst = float(np.max(np.abs(gradient[unused]))) if unused.size else 0.0
-    return worst == 0.0 or f"responses in no pair have gradient up to {worst:.3g}, not 0"
+    if worst != 0.0:
+        return f"responses in no pair have gradient up to {worst:.3g}, not 0"
+    numerical = compare.numerical_gradient(
+        lambda x: dpo_objective(**{**case, "logits": x}),
+        np.asarray(case["logits"], dtype=np.float64),
+        1e-6,
+    )
+    expected = np.zeros_like(numerical)
+    expected[used] = numerical[used]  # unused: exactly 0, as checked above
+    verdict = compare.compare(gradient, expected, rtol=1e-5, atol=1e-7)
+    return verdict.passed or (
+        f"the responses in a pair differ from central finite differences: {verdict.message}"
+    )
 
 
 def bad(**changes):
@@ -164,14 +201,17 @@ EXERCISE = Exercise(
             function="dpo_logit_gradient",
             inputs=random_cases,
             holds=sums_to_zero,
-            description="The gradient's components sum to zero.",
+            description="The components sum to zero, and (θ - ref) · grad = -mean_i σ(-u_i) u_i.",
         ),
         Property(
             name="unpaired-responses",
             function="dpo_logit_gradient",
             inputs=partial_coverage,
             holds=unpaired_get_zero,
-            description="Responses that appear in no pair get exactly zero gradient.",
+            description=(
+                "Responses in no pair get exactly zero gradient; the others match finite "
+                "differences."
+            ),
         ),
         Compare(
             name="large-logits-loss",
@@ -251,7 +291,10 @@ EXERCISE = Exercise(
             inputs=partial_coverage,
             holds=unpaired_get_zero,
             public=False,
-            description="Zero gradient for unpaired responses, on unseen inputs.",
+            description=(
+                "Exactly zero gradient for unpaired responses (finite differences for the "
+                "others), on unseen inputs."
+            ),
         ),
         Compare(
             name="graded-large-logits",

@@ -44,12 +44,26 @@ def edge_parameters(rng):
 
 
 def forms_agree(outputs, case):
-    """The recursion and the explicit sum are the same estimator."""
+    """The recursion and the explicit sum are the same estimator: they agree, and what they
+    agree on satisfies A_t = delta_t + gamma lam A_{t+1} with A_T = 0, which only GAE does (two
+    functions that return the same wrong thing, all zeros say, agree too)."""
     recursive, explicit = outputs["gae_recursive"], outputs["gae_explicit"]
     if recursive.shape != explicit.shape:
         return f"shapes differ: {recursive.shape} and {explicit.shape}"
     gap = float(np.max(np.abs(recursive - explicit), initial=0.0))
-    return gap <= 1e-9 or f"the two forms differ by up to {gap:.3g}"
+    if gap > 1e-9:
+        return f"the two forms differ by up to {gap:.3g}"
+    rewards, values = case["rewards"], case["values"]
+    gamma, lam = case["gamma"], case["lam"]
+    deltas = rewards + gamma * values[1:] - values[:-1]
+    if recursive.shape != deltas.shape:
+        return f"expected shape {deltas.shape}, got shape {recursive.shape}"
+    following = np.append(recursive[1:], 0.0)
+    residual = float(np.max(np.abs(recursive - gamma * lam * following - deltas), initial=0.0))
+    return residual <= 1e-9 * max(1.0, float(np.max(np.abs(deltas)))) or (
+        f"both forms agree, but A_t - gamma lam A_(t+1) differs from delta_t by up to "
+        f"{residual:.3g}"
+    )
 
 
 def lambda_zero_is_td_error(advantages, case):
@@ -108,7 +122,9 @@ EXERCISE = Exercise(
             function=("gae_recursive", "gae_explicit"),
             inputs=random_trajectories,
             holds=forms_agree,
-            description="The recursive and explicit forms agree.",
+            description=(
+                "The recursive and explicit forms agree, on A_t = delta_t + gamma lam A_(t+1)."
+            ),
         ),
         Property(
             name="lambda-zero",

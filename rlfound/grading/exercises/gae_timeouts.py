@@ -129,12 +129,34 @@ def terminal_values_ignored(rng):
     return cases
 
 
+def recursion_residual(advantages, case):
+    """How far advantages are from the defining recursion of GAE over packed episodes:
+    A_t = delta_t + gamma lam (1 - done_t) A_(t+1), with A_T = 0 at the array end and delta_t =
+    r_t + gamma (1 - terminated_t) next_values_t - values_t. Only the right advantages satisfy
+    it (the recursion determines them), unlike two rows that are merely equal."""
+    terminated = np.asarray(case["terminated"], dtype=bool)
+    done = terminated | np.asarray(case["truncated"], dtype=bool)
+    gamma, lam = case["gamma"], case["lam"]
+    deltas = case["rewards"] + gamma * np.where(terminated, 0.0, case["next_values"])
+    deltas = deltas - case["values"]
+    following = np.concatenate([advantages[..., 1:], np.zeros((*advantages.shape[:-1], 1))], -1)
+    expected = deltas + gamma * lam * np.where(done, 0.0, following)
+    scale = max(1.0, float(np.max(np.abs(deltas))))
+    return float(np.max(np.abs(advantages - expected))) / scale
+
+
 def rows_agree(advantages, case):
-    """The two rows of a stacked case describe the same advantages."""
+    """The two rows of a stacked case describe the same advantages (and they are GAE's)."""
     if advantages.shape != case["rewards"].shape:
         return f"expected shape {case['rewards'].shape}, got shape {advantages.shape}"
     gap = float(np.max(np.abs(advantages[0] - advantages[1])))
-    return gap <= 1e-9 or f"the two equivalent rows differ by up to {gap:.3g}"
+    if gap > 1e-9:
+        return f"the two equivalent rows differ by up to {gap:.3g}"
+    residual = recursion_residual(advantages, case)
+    return residual <= 1e-9 or (
+        f"the rows agree, but miss A_t = delta_t + gamma lam (1 - done_t) A_(t+1) by up to "
+        f"{residual:.3g} (relative)"
+    )
 
 
 def both_flags():
@@ -210,7 +232,7 @@ EXERCISE = Exercise(
             inputs=folded_pairs,
             holds=rows_agree,
             points=2,
-            description="A truncation equals a termination whose reward includes gamma V_next.",
+            description="A truncation is a termination whose reward includes gamma V_next.",
         ),
         Property(
             name="terminal-never-bootstraps",

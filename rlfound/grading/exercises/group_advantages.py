@@ -94,14 +94,40 @@ def shifted_pairs(rng):
     return cases
 
 
+def misranked(advantages, rewards):
+    """Why the advantages do not rank the members of a group as their rewards do (a strictly
+    better reward must get a strictly larger advantage), or None if they do. Zeros, a constant
+    or any other advantages blind to the rewards fail on a group of unequal rewards."""
+    tolerance = 1e-9 * (1.0 + float(np.max(np.abs(rewards))))
+    better = rewards[..., :, None] - rewards[..., None, :] > tolerance
+    larger = advantages[..., :, None] > advantages[..., None, :]
+    if np.any(better & ~larger):
+        return "a member with a higher reward than another of its group has no larger advantage"
+    return None
+
+
 def rows_agree(advantages, case):
+    """Adding a constant to a group leaves its advantages unchanged, and they still rank the
+    members as their rewards do (which advantages of all zeros, or a constant, do not)."""
+    rewards = np.asarray(case["rewards"], dtype=np.float64)
+    if advantages.shape != rewards.shape:
+        return f"expected shape {rewards.shape}, got shape {advantages.shape}"
     gap = float(np.max(np.abs(advantages[0] - advantages[1])))
-    return gap <= 1e-9 or f"adding a constant to a group changed its advantages by {gap:.3g}"
+    if gap > 1e-9:
+        return f"adding a constant to a group changed its advantages by {gap:.3g}"
+    return misranked(advantages, rewards) or True
 
 
 def sums_to_zero(advantages, case):
+    """Leave-one-out advantages sum to 0 in every group, and rank its members as their rewards
+    do (which advantages of all zeros do not)."""
+    rewards = np.asarray(case["rewards"], dtype=np.float64)
+    if advantages.shape != rewards.shape:
+        return f"expected shape {rewards.shape}, got shape {advantages.shape}"
     total = float(np.max(np.abs(advantages.sum(axis=-1))))
-    return total <= 1e-9 or f"the advantages of a group sum to {total:.3g}, not 0"
+    if total > 1e-9:
+        return f"the advantages of a group sum to {total:.3g}, not 0"
+    return misranked(advantages, rewards) or True
 
 
 def bad(name, **changes):
@@ -185,14 +211,20 @@ EXERCISE = Exercise(
             function="rloo_advantages",
             inputs=plain,
             holds=sums_to_zero,
-            description="Leave-one-out advantages sum to 0 in every group.",
+            description=(
+                "Leave-one-out advantages sum to 0 in every group (and rank its members as "
+                "their rewards do)."
+            ),
         ),
         Property(
             name="shift-invariance",
             function="dr_grpo_advantages",
             inputs=shifted_pairs,
             holds=rows_agree,
-            description="Adding a constant to a group leaves its advantages unchanged.",
+            description=(
+                "Adding a constant to a group leaves its advantages unchanged (and they rank "
+                "its members as their rewards do)."
+            ),
         ),
         raises(
             "rloo_advantages",

@@ -79,8 +79,16 @@ def empty_rows(rng):
 
 
 def all_masked(rng):
-    """No token at all: 0 for the per-sequence and constant reductions, never NaN."""
-    return [{"loss": np.full((3, 4), np.nan), "mask": np.zeros((3, 4), dtype=bool)}]
+    """No token at all: 0 for the per-sequence and constant reductions, never NaN; then the
+    same batch with one token unmasked, whose loss alone makes the result (so that a function
+    returning 0 whatever the batch fails)."""
+    loss = np.full((3, 4), np.nan)
+    mask = np.zeros((3, 4), dtype=bool)
+    one_loss, one_mask = loss.copy(), mask.copy()
+    row, column = int(rng.integers(0, 3)), int(rng.integers(0, 4))
+    one_loss[row, column] = float(rng.choice([-1.0, 1.0]) * rng.uniform(0.5, 3.0))
+    one_mask[row, column] = True
+    return [{"loss": loss, "mask": mask}, {"loss": one_loss, "mask": one_mask}]
 
 
 def padded(rng, shapes=((3, 4), (5, 6), (2, 9))):
@@ -226,7 +234,9 @@ def per_function_checks():
                     function,
                     inputs(all_masked),
                     public=False,
-                    description="A batch without tokens gives 0, not NaN.",
+                    description=(
+                        "A batch without tokens gives 0, not NaN; with one token, its share."
+                    ),
                 )
             )
     return checks

@@ -97,24 +97,46 @@ def edge_cases(rng):
 
 
 def on_policy(rng):
-    """θ = θ_old: every log-ratio is 0."""
-    return [
-        {
-            "log_ratio": np.zeros(shape),
-            "advantages": rng.normal(size=shape),
-            "clip_low": 0.2,
-            "clip_high": 0.28,
-        }
-        for shape in ((6,), (3, 4))
-    ]
+    """θ = θ_old on some tokens (log-ratio exactly 0); the others are off-policy, their ratios
+    at least 2 % from 1 but inside the clip, so that the advantage itself is not their
+    derivative (a function that returns its advantages argument unchanged fails)."""
+    cases = []
+    for shape in ((6,), (3, 4)):
+        size = int(np.prod(shape))
+        off = np.zeros(size, dtype=bool)
+        off[rng.permutation(size)[: size // 2]] = True
+        log_ratio = np.zeros(size)
+        # |log_ratio| in [0.02, 0.15]: inside log(1 - 0.2) = -0.223 and log(1 + 0.28) = 0.247.
+        log_ratio[off] = rng.choice([-1.0, 1.0], size=off.sum()) * rng.uniform(
+            0.02, 0.15, size=off.sum()
+        )
+        cases.append(
+            {
+                "log_ratio": log_ratio.reshape(shape),
+                "advantages": rng.normal(size=shape),
+                "clip_low": 0.2,
+                "clip_high": 0.28,
+            }
+        )
+    return cases
 
 
 def gradient_is_the_advantage(gradient, case):
-    """At ratio 1 the derivative is the advantage itself (the policy-gradient weight)."""
-    if gradient.shape != case["advantages"].shape:
-        return f"expected shape {case['advantages'].shape}, got shape {gradient.shape}"
-    gap = float(np.max(np.abs(gradient - case["advantages"])))
-    return gap <= 1e-12 or f"at log_ratio = 0 the derivative differs from A by up to {gap:.3g}"
+    """At ratio 1 the derivative is the advantage itself (the policy-gradient weight); off
+    policy, with the ratio inside the clip, it is rho A: the ratio reweights the advantage."""
+    advantages = case["advantages"]
+    if gradient.shape != advantages.shape:
+        return f"expected shape {advantages.shape}, got shape {gradient.shape}"
+    on = case["log_ratio"] == 0.0
+    gap = float(np.max(np.abs(gradient[on] - advantages[on])))
+    if gap > 1e-12:
+        return f"at log_ratio = 0 the derivative differs from A by up to {gap:.3g}"
+    weighted = np.exp(case["log_ratio"][~on]) * advantages[~on]
+    gap = float(np.max(np.abs(gradient[~on] - weighted) / (1.0 + np.abs(weighted))))
+    return gap <= 1e-9 or (
+        f"off policy, inside the clip, the derivative differs from rho A by up to {gap:.3g} "
+        "(relative)"
+    )
 
 
 def bad(**changes):
@@ -168,7 +190,7 @@ EXERCISE = Exercise(
             function="clipped_surrogate_grad",
             inputs=on_policy,
             holds=gradient_is_the_advantage,
-            description="At θ = θ_old the derivative is the advantage.",
+            description="At θ = θ_old the derivative is A; off-policy, inside the clip, ρA.",
         ),
         Raises(
             name="shape-mismatch",

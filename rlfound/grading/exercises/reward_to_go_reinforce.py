@@ -128,9 +128,20 @@ def is_unbiased(estimates, case):
 
 
 def rows_sum_to_zero(estimates, case):
-    """Each row of a softmax score sums to zero, and so does every weighted sum of scores."""
+    """Each row of a softmax score sums to zero, and so does every weighted sum of scores; and
+    an episode whose rewards are not all zero has an estimate that is not zero (its first step
+    is weighted by G_0, and random rewards make a cancellation impossible), which an estimate
+    of all zeros misses."""
     total = float(np.max(np.abs(estimates.sum(axis=-1)), initial=0.0))
-    return total <= 1e-9 or f"a row of an estimate sums to {total:.3g}, not 0"
+    if total > 1e-9:
+        return f"a row of an estimate sums to {total:.3g}, not 0"
+    rewards = np.asarray(case["rewards"])
+    if estimates.ndim != 3 or estimates.shape[0] != rewards.shape[0]:
+        return f"expected one estimate per episode, got shape {estimates.shape}"
+    for episode in range(rewards.shape[0]):
+        if np.any(rewards[episode] != 0) and not np.any(estimates[episode] != 0):
+            return f"episode {episode} has rewards but its estimate is zero"
+    return True
 
 
 def random_batches(rng, longest=6):
@@ -236,7 +247,7 @@ EXERCISE = Exercise(
             function="reinforce_estimates",
             inputs=random_batches,
             holds=rows_sum_to_zero,
-            description="Every row of every estimate sums to zero.",
+            description="Every row of every estimate sums to zero (and rewards give estimates).",
         ),
         Raises(
             name="padding-inside",

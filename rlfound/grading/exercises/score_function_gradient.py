@@ -37,9 +37,22 @@ def large_logits(rng):
 
 
 def sums_to_zero(gradient, case):
-    """Adding a constant to every logit leaves the policy unchanged, so the gradient sums to 0."""
+    """Adding a constant to every logit leaves the policy unchanged, so the gradient sums to 0;
+    and since dJ/dtheta_a = pi_a (q_a - J), sum_a q_a dJ/dtheta_a is the variance of q under pi,
+    which a gradient that is zero (or any other vector that merely sums to zero) misses."""
     total = float(np.sum(gradient))
-    return abs(total) <= 1e-9 or f"the components sum to {total:.3g}, not 0"
+    if abs(total) > 1e-9:
+        return f"the components sum to {total:.3g}, not 0"
+    logits, rewards = case["logits"], case["action_rewards"]
+    if gradient.shape != np.shape(logits):
+        return f"expected shape {np.shape(logits)}, got shape {gradient.shape}"
+    policy = np.exp(logits - np.max(logits))
+    policy /= policy.sum()
+    variance = float(policy @ (rewards - policy @ rewards) ** 2)
+    weighted = float(gradient @ rewards)
+    return abs(weighted - variance) <= 1e-9 * max(1.0, variance) or (
+        f"sum_a q(a) dJ/dtheta_a = {weighted:.6g}, but Var_pi(q) = {variance:.6g}"
+    )
 
 
 EXERCISE = Exercise(
@@ -70,7 +83,7 @@ EXERCISE = Exercise(
             function="bandit_gradient",
             inputs=random_bandits,
             holds=sums_to_zero,
-            description="The gradient's components sum to zero.",
+            description="The components sum to zero, and sum_a q(a) dJ/dtheta_a = Var_pi(q).",
         ),
         Compare(
             name="large-logits",

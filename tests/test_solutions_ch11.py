@@ -1,0 +1,328 @@
+"""The reference solution of chapter 11's code exercise is right, and so are the numbers of the
+solutions page.
+
+The solution is checked against hand computations, central differences and rlfound.constrained,
+and against its grading specification, evaluated in-process: the reference must pass every
+check, its starter none, and a submission with a flipped sign must lose points. The numbers the
+page states for the derivation exercises (switching prices, the dual function, what a budget
+buys, the bilinear game) are recomputed here from the chapter's bandit and two-step task as
+``tests.oracles`` builds them. The file itself (solution markers, starter, imports, docstring
+examples) is checked with every other solution file in ``test_solution_files.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from rlfound import constrained
+from rlfound.grading import spec
+from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
+from tests.oracles import (
+    DEPLOY_UTILITY,
+    DEPLOY_VIOLATION,
+    FIX,
+    INCIDENT,
+    TRIAGE,
+    bandit_gradient_by_hand,
+    bandit_objective_by_hand,
+    best_mixture_of_two,
+    central_differences,
+    expected_total,
+    occupancy_lp_by_hand,
+    softmax_objective_and_gradient,
+    two_step_task,
+)
+
+SPEC_FILE = spec.BUILTIN_DIR / "lagrangian_bandit.py"
+SOURCE = (SOLUTIONS / "lagrangian_bandit.py").read_text(encoding="utf-8")
+solution = load_solution("lagrangian_bandit")
+Q, C = np.asarray(DEPLOY_UTILITY), np.asarray(DEPLOY_VIOLATION)
+
+
+# --- the functions themselves --------------------------------------------------------------------
+
+
+def test_the_students_test_passes():
+    solution.test_bandit_lagrangian_gradient()
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 9])
+def test_lagrangian_and_gradient_match_hand_computations(size):
+    rng = np.random.default_rng(size)
+    theta, q, c = 3.0 * rng.normal(size=size), rng.normal(size=size), rng.uniform(size=size)
+    nu, budget = float(rng.uniform(0, 10)), float(rng.uniform())
+
+    def lagrangian(t):
+        return bandit_objective_by_hand(t, q) - nu * (bandit_objective_by_hand(t, c) - budget)
+
+    assert solution.bandit_lagrangian(theta, q, c, nu, budget) == pytest.approx(lagrangian(theta))
+    gradient = solution.bandit_lagrangian_gradient(theta, q, c, nu, budget)
+    expected = bandit_gradient_by_hand(theta, q) - nu * bandit_gradient_by_hand(theta, c)
+    np.testing.assert_allclose(gradient, expected, atol=1e-12)
+    np.testing.assert_allclose(gradient, central_differences(lagrangian, theta), atol=1e-7)
+
+
+def test_the_functions_match_the_library():
+    theta = np.array([0.3, -0.2, 0.5, 0.1])
+    grad, _ = constrained.lagrangian_gradients(
+        bandit_gradient_by_hand(theta, Q), bandit_gradient_by_hand(theta, C),
+        bandit_objective_by_hand(theta, C), 4.0, 0.01,
+    )  # fmt: skip
+    np.testing.assert_allclose(
+        solution.bandit_lagrangian_gradient(theta, Q, C, 4.0, 0.01), grad, atol=1e-15
+    )
+    for nu, cost, budget, lr in [(2.0, 0.04, 0.01, 10.0), (0.1, 0.0, 0.01, 100.0), (0, 1, 1, 1)]:
+        assert solution.projected_multiplier_update(nu, cost, budget, lr) == pytest.approx(
+            constrained.multiplier_update(nu, cost, budget, lr)
+        )
+
+
+def test_large_logits_stay_finite():
+    theta = np.array([800.0, -800.0, 799.0])
+    value = solution.bandit_lagrangian(theta, [1.0, 0.0, 2.0], [0.0, 0.0, 1.0], 1.5, 0.1)
+    gradient = solution.bandit_lagrangian_gradient(
+        theta, [1.0, 0.0, 2.0], [0.0, 0.0, 1.0], 1.5, 0.1
+    )
+    assert np.isfinite(value) and np.all(np.isfinite(gradient))
+
+
+@pytest.mark.parametrize(
+    ("function", "change", "name"),
+    [
+        ("bandit_lagrangian", {"multiplier": -1.0}, "multiplier"),
+        ("bandit_lagrangian", {"multiplier": True}, "multiplier"),
+        ("bandit_lagrangian", {"budget": [0.1, 0.2]}, "budget"),
+        ("bandit_lagrangian", {"budget": float("nan")}, "budget"),
+        ("bandit_lagrangian_gradient", {"action_costs": [0.0, 1.0, 2.0]}, "action_costs"),
+        ("bandit_lagrangian_gradient", {"logits": [[0.0, 0.0]]}, "logits"),
+        ("bandit_lagrangian_gradient", {"action_rewards": [0.0, float("inf")]}, "action_rewards"),
+    ],
+)
+def test_bad_input_raises_a_value_error_naming_the_argument(function, change, name):
+    arguments = {
+        "logits": [0.0, 0.0],
+        "action_rewards": [0.0, 1.0],
+        "action_costs": [0.0, 1.0],
+        "multiplier": 2.0,
+        "budget": 0.1,
+    }
+    arguments.update(change)
+    with pytest.raises(ValueError, match=rf"^{name}"):
+        getattr(solution, function)(**arguments)
+
+
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [
+        ({"multiplier": -0.1}, "multiplier"),
+        ({"multiplier_lr": -1.0}, "multiplier_lr"),
+        ({"cost_value": float("nan")}, "cost_value"),
+        ({"budget": "0.1"}, "budget"),
+    ],
+)
+def test_the_update_refuses_bad_input(change, name):
+    arguments = {"multiplier": 2.0, "cost_value": 0.04, "budget": 0.01, "multiplier_lr": 10.0}
+    arguments.update(change)
+    with pytest.raises(ValueError, match=rf"^{name}"):
+        solution.projected_multiplier_update(**arguments)
+
+
+# --- the grading specification, evaluated in-process -------------------------------------------
+
+
+def test_the_specification_loads_and_matches_the_solution():
+    exercise = spec.load_file(SPEC_FILE)
+    assert exercise.id == "lagrangian-bandit" and exercise.chapter == 11 and exercise.stars == 2
+    assert exercise.solution_path == (SOLUTIONS / "lagrangian_bandit.py").resolve()
+    assert [f.name for f in exercise.functions] == [
+        "bandit_lagrangian",
+        "bandit_lagrangian_gradient",
+        "projected_multiplier_update",
+    ]
+    assert any(not check.public for check in exercise.checks)
+    assert any(isinstance(check, spec.Gradient) for check in exercise.checks)
+    exercise.reference()  # the declared signatures match the solution's
+
+
+def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
+    exercise = spec.load_file(SPEC_FILE)
+    for seed in (0, 7):
+        outcomes = run_checks(exercise, solution, seed)
+        failed = {name: o.message for name, o in outcomes.items() if not o.passed}
+        assert not failed, failed
+    starter = load_starter(SOURCE, tmp_path, "lagrangian_bandit")
+    outcomes = run_checks(exercise, starter)
+    passed = [name for name, o in outcomes.items() if o.passed]
+    assert not passed, passed
+
+
+def test_the_specification_catches_a_flipped_multiplier_sign(tmp_path):
+    """Descending the violation instead of following it must lose points."""
+    buggy_source = SOURCE.replace(
+        'step = values["multiplier_lr"] * (values["cost_value"] - values["budget"])',
+        'step = values["multiplier_lr"] * (values["budget"] - values["cost_value"])',
+    )
+    assert buggy_source != SOURCE
+    path = tmp_path / "buggy_lagrangian_bandit.py"
+    path.write_text(buggy_source, encoding="utf-8")
+    outcomes = run_checks(spec.load_file(SPEC_FILE), load_module(path, "_buggy_lagrangian"))
+    for name in ("book-update", "update-random", "update-direction", "graded-update"):
+        assert not outcomes[name].passed, name
+
+
+def test_the_specification_catches_a_flipped_penalty_sign(tmp_path):
+    buggy_source = SOURCE.replace(
+        "np.asarray(action_rewards, float) - float(multiplier)",
+        "np.asarray(action_rewards, float) + float(multiplier)",
+    )
+    assert buggy_source != SOURCE
+    path = tmp_path / "buggy_penalty.py"
+    path.write_text(buggy_source, encoding="utf-8")
+    outcomes = run_checks(spec.load_file(SPEC_FILE), load_module(path, "_buggy_penalty"))
+    for name in ("book-gradient", "gradient-random", "finite-differences", "graded-gradient"):
+        assert not outcomes[name].passed, name
+
+
+# --- the numbers of the solutions page ---------------------------------------------------------
+
+
+def weighted(w_v, scale=1.0):
+    return int(np.argmax(scale * Q - w_v * C))
+
+
+def test_exchange_rates():
+    assert (Q[2] - Q[1]) / (C[2] - C[1]) == pytest.approx(6.25)
+    assert (Q[3] - Q[2]) / (C[3] - C[2]) == pytest.approx(0.78125)
+    assert [weighted(w) for w in (0.5, 5.0, 10.0, 50.0)] == [3, 2, 1, 1]
+    assert [weighted(w, 10.0) for w in (0.5, 5.0, 10.0, 50.0)] == [3, 3, 2, 2]
+    assert 10 * Q[3] - 5 * C[3] == pytest.approx(8.25) and 10 * Q[2] - 5 * C[2] == pytest.approx(
+        7.8
+    )
+    rates = {float(C[weighted(w)]) for w in np.linspace(0, 100, 10_001)}
+    assert rates == {0.0, 0.04, 0.2}
+
+
+@pytest.mark.parametrize(
+    ("budget", "nu_star", "value", "mixture"),
+    [
+        (0.01, 6.25, 0.6125, [0.0, 0.75, 0.25, 0.0]),
+        (0.1, 0.78125, 0.846875, [0.0, 0.0, 0.625, 0.375]),
+        (0.3, 0.0, 0.925, [0.0, 0.0, 0.0, 1.0]),
+    ],
+)
+def test_the_dual_function_table(budget, nu_star, value, mixture):
+    def g(nu):
+        return nu * budget + max(Q - nu * C)
+
+    nus = np.linspace(0.0, 20.0, 20_001)
+    assert nus[np.argmin([g(n) for n in nus])] == pytest.approx(nu_star, abs=1e-3)
+    assert g(nu_star) == pytest.approx(value)
+    points = list(zip(Q, C, strict=True))
+    assert best_mixture_of_two(points, budget) == pytest.approx(value)
+    assert np.asarray(mixture) @ Q == pytest.approx(value)
+    assert np.asarray(mixture) @ C <= budget + 1e-12
+
+
+TRANSITION, REWARD, COST, TERMINAL, INITIAL = two_step_task()
+
+
+def policy_of(a_triage, a_fix):
+    policy = np.full((5, 3), 1 / 3)
+    policy[TRIAGE], policy[FIX] = np.eye(3)[a_triage], np.eye(3)[a_fix]
+    return policy
+
+
+def test_the_duality_certificate_of_the_budget_exercise():
+    nu = 0.28 / 1.5
+    penalized = {
+        (a, b): expected_total(
+            TRANSITION, REWARD - nu * COST, policy_of(a, b), INITIAL, 1.0, TERMINAL
+        )
+        for a, b in itertools.product(range(3), range(3))
+    }
+    best = max(penalized.values())
+    assert best == pytest.approx(0.55)
+    assert sorted(k for k, v in penalized.items() if abs(v - best) < 1e-12) == [(0, 0), (0, 2)]
+    # with the filter, at nu = 0.15, the pull request and the merge tie at 0.55
+    filtered = {k: v for k, v in penalized.items() if 2 not in k}
+    at_015 = {
+        k: expected_total(TRANSITION, REWARD - 0.15 * COST, policy_of(*k), INITIAL, 1.0, TERMINAL)
+        for k in filtered
+    }
+    assert max(at_015.values()) == pytest.approx(0.55)
+    assert sorted(k for k, v in at_015.items() if abs(v - 0.55) < 1e-12) == [(0, 0), (0, 1)]
+
+
+def incident_probability(severity, budget, allowed=None):
+    transition, reward, cost, terminal, initial = two_step_task(severity)
+    _, occupancy, _ = occupancy_lp_by_hand(
+        transition, reward, [cost], [budget], initial, 1.0, terminal, allowed=allowed
+    )
+    # With gamma = 1, the expected number of entries into the terminal incident state.
+    return float((occupancy * transition[:, :, INCIDENT]).sum())
+
+
+@pytest.mark.parametrize("budget", [0.3, 0.5, 1.2, 1.5])
+def test_incident_probability_is_budget_over_30(budget):
+    assert incident_probability(10.0, budget) == pytest.approx(budget / 30, abs=1e-9)
+
+
+@pytest.mark.parametrize("budget", [0.5, 1.0])
+def test_the_cost_of_the_filter(budget):
+    allowed = TRANSITION[:, :, INCIDENT] == 0.0
+    plain, _, _ = occupancy_lp_by_hand(TRANSITION, REWARD, [COST], [budget], INITIAL, 1.0, TERMINAL)
+    shielded, _, _ = occupancy_lp_by_hand(
+        TRANSITION, REWARD, [COST], [budget], INITIAL, 1.0, TERMINAL, allowed=allowed
+    )
+    assert plain - shielded == pytest.approx((0.28 / 1.5 - 0.15) * budget, abs=1e-9)
+
+
+def test_the_severity_thresholds():
+    assert 0.28 / (1 + 0.05 * 17.4) < 0.15 < 0.28 / (1 + 0.05 * 17.3)
+    assert 0.2575 / (1 + 0.05 * 14.4) < 0.15 < 0.2575 / (1 + 0.05 * 14.3)
+    assert 2.6 / 32.4 > 0.08 > 2.6 / 32.6
+    budgets = np.round(np.arange(0.05, 4.0, 0.05), 2)
+    first = {
+        severity: next(b for b in budgets if incident_probability(severity, b) > 1e-9)
+        for severity in (10.0, 20.0, 40.0)
+    }
+    assert first == {10.0: 0.05, 20.0: 1.05, 40.0: 2.05}
+
+
+def test_the_bilinear_game():
+    eta, steps = 0.3, 400
+    x, y = 1.0, 0.0
+    for _ in range(steps):
+        x, y = x + eta * y, y - eta * x
+    assert x * x + y * y == pytest.approx((1 + eta**2) ** steps, rel=1e-9)
+    x, y, points = 1.0, 0.0, []
+    for _ in range(steps):
+        x = x + eta * y
+        y = y - eta * x
+        points.append((x, y))
+        assert x * x + y * y + eta * x * y == pytest.approx(1.0, abs=1e-12)
+    assert np.linalg.norm(np.mean(points, axis=0)) == pytest.approx(0.0092, abs=5e-5)
+
+
+def test_the_clipping_identity_of_the_two_runs():
+    """mean(J_C - C_max) = (nu_K - nu_0)/K - (clipped)/K, and the numbers of the page."""
+
+    def oracle(logits):
+        return (
+            *softmax_objective_and_gradient(logits, TRANSITION, REWARD, INITIAL, 1.0, TERMINAL),
+            *softmax_objective_and_gradient(logits, TRANSITION, COST, INITIAL, 1.0, TERMINAL),
+        )
+
+    expected = {"multiplier_first": (-0.00248, 0.05), "simultaneous": (-0.05226, 0.46)}
+    for order, (gap, fraction) in expected.items():
+        run = constrained.primal_dual(oracle, np.zeros((5, 3)), 0.0, 0.5, 1.0, 1.0, 8000, order)
+        nus, costs = run.multipliers, run.cost_values
+        clipped = nus[1:] - nus[:-1] - (costs[:-1] - 0.5)
+        assert np.all(clipped >= -1e-12)
+        left = np.mean(costs[:-1] - 0.5)
+        assert left == pytest.approx((nus[-1] - nus[0]) / 8000 - clipped.sum() / 8000, abs=1e-12)
+        assert left == pytest.approx(gap, abs=5e-6)
+        assert np.mean(clipped > 1e-12) == pytest.approx(fraction, abs=0.005)
