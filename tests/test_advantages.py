@@ -55,6 +55,7 @@ def test_td_errors_by_hand():
     np.testing.assert_allclose(td_errors(HAND_REWARDS, HAND_VALUES, 0.5), [1.0, -1.0, 2.15])
 
 
+@pytest.mark.equation("eq-td-error")
 @given(trajectory=trajectories(), gamma=unit)
 def test_td_errors_equal_the_definition(trajectory, gamma):
     rewards, values = trajectory
@@ -76,6 +77,7 @@ def test_k_step_advantages_by_hand():
     )
 
 
+@pytest.mark.equation("eq-k-step")
 @given(trajectory=trajectories(), gamma=unit, k=st.integers(1, 12))
 def test_k_step_advantages_equal_the_definition(trajectory, gamma, k):
     rewards, values = trajectory
@@ -86,6 +88,7 @@ def test_k_step_advantages_equal_the_definition(trajectory, gamma, k):
     )
 
 
+@pytest.mark.equation("eq-k-step-telescoping")
 @given(trajectory=trajectories(), gamma=unit, k=st.integers(1, 12))
 def test_k_step_advantages_are_discounted_sums_of_k_td_errors(trajectory, gamma, k):
     # A_t^(k) = Σ_{l<n} γ^l δ_{t+l}, n = min(k, T - t) (eq-k-step-telescoping).
@@ -115,6 +118,7 @@ def test_gae_by_hand(gae):
     )
 
 
+@pytest.mark.equation("eq-gae", "eq-gae-recursion")
 @pytest.mark.parametrize("gae", GAE_FORMS)
 @given(trajectory=trajectories(), gamma=unit, lam=unit)
 def test_gae_equals_the_definition(gae, trajectory, gamma, lam):
@@ -181,6 +185,7 @@ def test_packed_gae_terminal_truncated_and_stream_end_by_hand():
     np.testing.assert_allclose(advantages, [1.5, 1.0, 3.0, 4.0, 6.0])
 
 
+@pytest.mark.equation("eq-gae-timeouts")
 @given(batch=packed_batches(), gamma=unit, lam=unit)
 def test_packed_gae_equals_the_per_episode_loop(batch, gamma, lam):
     result = packed_gae(*batch, gamma, lam)

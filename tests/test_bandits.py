@@ -76,6 +76,7 @@ def test_exact_bandit_gradient_by_hand():
     )
 
 
+@pytest.mark.equation("eq-bandit-gradient")
 @given(bandit=bandits())
 def test_exact_bandit_gradient_equals_central_differences(bandit):
     logits, action_rewards = bandit

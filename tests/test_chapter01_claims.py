@@ -121,6 +121,7 @@ STEPS, BATCH_SIZE, LR = 200, 8, 0.2
 SHIFT = 5.0
 
 
+@pytest.mark.equation("eq-mean-vs-loo")
 @pytest.mark.parametrize("batch_size", [2, 3, 8, 50])
 def test_batch_mean_advantage_is_the_scaled_leave_one_out_advantage(batch_size):
     rewards = np.random.default_rng(batch_size).normal(size=batch_size)

@@ -122,6 +122,7 @@ def test_the_two_most_probable_texts_say_a_but_b_is_the_more_probable_action():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-bigram-score")
 @pytest.mark.parametrize("text", ["A. ", " B.", "..A", "BAB"])
 def test_bigram_score_formula_matches_finite_differences_of_log_pi(text):
     x = ids(text)[None]
@@ -172,6 +173,7 @@ def test_one_sample_updates_to_the_rows_after_a_letter_are_noise():
     assert std[[AFTER_A, AFTER_B]].min() > 0.02
 
 
+@pytest.mark.equation("eq-action-score")
 @pytest.mark.parametrize("action", [0, 1])
 def test_the_action_score_is_the_conditional_mean_of_the_text_scores(action):
     """eq-action-score against central differences of log Pr(a)."""

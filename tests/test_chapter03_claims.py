@@ -256,6 +256,7 @@ def test_dropping_the_discount_factor_scales_the_second_turn_by_one_over_gamma()
     np.testing.assert_allclose(mean[1:3], gradient[1:3] / gamma, atol=1e-8)
 
 
+@pytest.mark.equation("eq-tabular-gradient")
 def test_gradient_is_visits_times_policy_times_advantage():
     v, q = conversation_values(2)
     advantage = q - v[:, None]
@@ -436,6 +437,7 @@ def test_the_optimal_baseline_has_the_smallest_variance_the_value_is_close():
     assert variance["group"] / variance["optimal"] - 1 == pytest.approx(0.023, abs=5e-4)
 
 
+@pytest.mark.equation("eq-baseline-excess")
 def test_excess_variance_is_the_weighted_squared_distance_to_the_optimum():
     """eq-baseline-excess, against the exact variances."""
     listed = enumerate_conversations(2, LOGITS)

@@ -103,6 +103,7 @@ def test_value_table_printed_by_the_chapter():
     )
 
 
+@pytest.mark.equation("eq-td-unbiased")
 @pytest.mark.parametrize("seed", range(4))
 def test_td_error_of_the_true_value_is_the_advantage(seed):
     """eq-td-unbiased on the chapter's task and on random MDPs, against q from its own solve."""
@@ -124,6 +125,7 @@ def test_td_error_of_the_true_value_is_the_advantage(seed):
     np.testing.assert_allclose(mean_delta[~terminal], (q - values[:, None])[~terminal], atol=1e-10)
 
 
+@pytest.mark.equation("eq-td-critic-bias")
 @pytest.mark.parametrize("seed", range(1, 4))
 def test_td_bias_of_an_arbitrary_critic(seed):
     """eq-td-critic-bias on random MDPs: the mean TD error summed over next states by loops."""
@@ -173,6 +175,7 @@ def test_optimistic_critic_bias_table():
     np.testing.assert_allclose(bias[LIVE, WORK], [0.0, 0.0, -0.075], atol=1e-12)
 
 
+@pytest.mark.equation("eq-pg-occupancy")
 def test_occupancy_gradient_matches_finite_differences():
     """eq-pg-occupancy with the exact advantages is the gradient of J = p_0 . v_pi."""
     numerical = central_differences(objective, np.log(POLICY))
@@ -257,6 +260,7 @@ def test_window_update_agrees_with_the_enumerated_windows():
     np.testing.assert_allclose(update, window_update(OPTIMISM, horizon), atol=1e-12)
 
 
+@pytest.mark.equation("eq-gae-critic-bias")
 @pytest.mark.parametrize("lam", [0.0, 0.3, 0.8, 0.95, 1.0])
 def test_gae_bias_closed_form_equals_the_tail_solve(lam):
     """eq-gae-critic-bias against the proof's unsimplified sum, each by a linear solve."""
@@ -270,6 +274,7 @@ def test_gae_bias_closed_form_equals_the_tail_solve(lam):
         )
 
 
+@pytest.mark.equation("eq-gae-critic-bias")
 def test_gae_bias_closed_form_equals_the_enumerated_conditional_mean(full_episodes):
     """eq-gae-critic-bias for the optimistic critic, lambda = 0.6, over every episode."""
     states, actions, rewards, _, probs = full_episodes
@@ -440,6 +445,7 @@ def test_tokens_after_a_wrong_answer_have_zero_advantage_but_copied_credit():
     np.testing.assert_allclose(critic[wrong][:, 1:], 0.0, atol=1e-15)
 
 
+@pytest.mark.equation("eq-outcome-credit")
 def test_outcome_credit_inherits_the_credit_of_the_prefix():
     """eq-outcome-credit: E[R - b | x_<=j] = A_pi(x_<j, x_j) + v_pi(x_<j) - b."""
     responses, _, probs, outcome, prefix_value = TOKEN
@@ -577,6 +583,7 @@ def test_worked_example_lambda_one_gae_plus_values_is_the_bootstrapped_return():
     np.testing.assert_allclose(lam_one + values, g, atol=1e-12)
 
 
+@pytest.mark.equation("eq-timeout-folding")
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("lam", [0.0, 0.95, 1.0])
 def test_folding_a_truncation_into_the_reward(seed, lam):
@@ -596,6 +603,7 @@ def test_folding_a_truncation_into_the_reward(seed, lam):
     np.testing.assert_allclose(direct, folded, atol=1e-12)
 
 
+@pytest.mark.equation("eq-timeout-error")
 @pytest.mark.parametrize("seed", range(3))
 def test_timeout_marked_terminal_loses_exactly_the_bootstrap_terms(seed):
     """eq-timeout-error: -gamma (gamma lam)^k V_next at k steps before each truncation."""

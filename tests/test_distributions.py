@@ -7,6 +7,7 @@ logarithm for the score.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -42,6 +43,7 @@ def test_softmax_of_a_table_is_one_distribution_per_row():
     )
 
 
+@pytest.mark.equation("eq-softmax-policy")
 @given(logits=logit_arrays)
 def test_softmax_equals_the_written_out_softmax(logits):
     np.testing.assert_allclose(softmax(logits), softmax_rows(logits), rtol=1e-12)
@@ -69,6 +71,7 @@ def test_log_softmax_by_hand():
     np.testing.assert_allclose(log_softmax([0.0, np.log(3.0)]), np.log([0.25, 0.75]), rtol=1e-14)
 
 
+@pytest.mark.equation("eq-softmax-policy")
 @given(logits=logit_arrays)
 def test_log_softmax_equals_the_log_of_the_written_out_softmax(logits):
     np.testing.assert_allclose(log_softmax(logits), np.log(softmax_rows(logits)), atol=1e-12)
@@ -101,6 +104,7 @@ def test_categorical_score_by_hand():
     )
 
 
+@pytest.mark.equation("eq-score-softmax")
 @given(pair=logits_and_action())
 def test_categorical_score_is_the_gradient_of_the_log_probability(pair):
     logits, action = pair
@@ -131,6 +135,7 @@ def test_categorical_score_of_one_distribution_per_action():
         )
 
 
+@pytest.mark.equation("eq-baseline", "sol-score-zero-mean")
 @given(logits=hnp.arrays(np.float64, st.integers(1, 6), elements=small))
 def test_categorical_score_has_zero_mean_under_the_policy(logits):
     # Σ_a π(a) (e_a - π) = 0: why a baseline costs no bias (eq-score-softmax).

@@ -170,6 +170,7 @@ def test_episodes_can_be_built_directly_from_arrays():
 # --- enumerate_episodes -------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-trajectory-probability", "sol-trajectory-probability")
 @given(seed=st.integers(0, 2**32 - 1), horizon=st.integers(1, 4), sparse=st.booleans())
 def test_enumerate_episodes_lists_every_episode_with_its_probability(seed, horizon, sparse):
     rng = np.random.default_rng(seed)

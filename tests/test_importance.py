@@ -85,6 +85,7 @@ def test_off_policy_value_by_hand():
     assert off_policy_value([0, 1], [1.0, 3.0], TARGET, BEHAVIOR) == pytest.approx(5.78125)
 
 
+@pytest.mark.equation("eq-importance")
 @given(problem=bandit_problems())
 def test_off_policy_value_is_exactly_unbiased(problem):
     # E_{a ~ μ}[V̂] for one logged action, summed over the K actions, is Σ_a π(a) q(a).
@@ -125,6 +126,7 @@ def test_weighted_off_policy_value_by_hand():
     assert value == pytest.approx(2.92, rel=1e-14)
 
 
+@pytest.mark.equation("eq-weighted-importance")
 @given(problem=bandit_problems(), data=st.data())
 def test_weighted_off_policy_value_is_the_self_normalized_average(problem, data):
     target, behavior, _ = problem

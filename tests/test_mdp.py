@@ -104,6 +104,7 @@ def test_evaluate_policy_two_state_cycle_by_hand():
     np.testing.assert_allclose(values, [2.0 / 0.75, 2.5 / 0.75], rtol=1e-14)
 
 
+@pytest.mark.equation("eq-bellman-matrix")
 @given(chain=markov_chains(), gamma=discounts)
 def test_evaluate_policy_equals_the_power_series(chain, gamma):
     transition, reward = chain
@@ -115,6 +116,7 @@ def test_evaluate_policy_equals_the_power_series(chain, gamma):
     )
 
 
+@pytest.mark.equation("eq-bellman-live")
 @given(chain=markov_chains(min_states=2), gamma=discounts, data=st.data())
 def test_evaluate_policy_with_terminal_states_equals_the_live_power_series(chain, gamma, data):
     transition, reward = chain

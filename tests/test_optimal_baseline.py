@@ -115,6 +115,7 @@ def test_the_chapter_values():
     np.testing.assert_allclose(b_star, [1.14, 0.56, 0.46, 0.0, 0.0], atol=1e-12)
 
 
+@pytest.mark.equation("eq-optimal-baseline")
 @pytest.mark.parametrize("gamma", [1.0, 0.9])
 @pytest.mark.parametrize("num_turns", [2, 3])
 def test_minimizes_the_exact_variance_on_the_conversation(num_turns, gamma):

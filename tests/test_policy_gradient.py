@@ -104,6 +104,7 @@ def test_trajectory_score_by_hand():
     )
 
 
+@pytest.mark.equation("eq-trajectory-score")
 @given(seed=seeds)
 def test_trajectory_score_is_the_gradient_of_the_log_probability(seed):
     logits, transition, _, initial, _, episodes = sampled_episodes(seed, count=2)
@@ -185,6 +186,7 @@ def test_reinforce_trajectory_gradient_skips_the_padding():
     )
 
 
+@pytest.mark.equation("eq-pg-theorem", "eq-pg-trajectory", "eq-reinforce-total", "eq-reinforce-rtg", "sol-pg-full-return")
 @pytest.mark.parametrize("with_baseline", [False, True], ids=["no-baseline", "baseline"])
 @pytest.mark.parametrize("reward_to_go", [False, True], ids=["total-return", "reward-to-go"])
 @pytest.mark.parametrize("gamma", [1.0, 0.8])

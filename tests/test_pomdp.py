@@ -9,6 +9,7 @@ test_bad_input.py.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -83,6 +84,7 @@ def test_predict_belief_of_a_toggle_by_hand():
     np.testing.assert_allclose(predict_belief([0.7, 0.3], 1, DOOR), [0.3, 0.7], rtol=1e-15)
 
 
+@pytest.mark.equation("eq-belief-predict")
 @given(model=pomdps(), data=st.data())
 def test_predict_belief_is_the_law_of_total_probability(model, data):
     transition, _, belief, _ = model
@@ -101,6 +103,7 @@ def test_correct_belief_by_hand():
     )
 
 
+@pytest.mark.equation("eq-belief-correct")
 @given(model=pomdps(), data=st.data())
 def test_correct_belief_is_bayes_rule(model, data):
     _, sensor, predicted, rng = model

@@ -7,6 +7,7 @@ per-episode loop of tests.oracles.packed_returns_loop. Bad input is in test_bad_
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -98,6 +99,7 @@ def test_a_single_final_reward_is_discounted_back():
     np.testing.assert_allclose(discounted_returns(rewards, 0.9), 0.9 ** np.arange(4, -1, -1))
 
 
+@pytest.mark.equation("eq-return")
 @given(pair=terms_and_discounts(), gamma=unit)
 def test_discounted_returns_equal_explicit_sums(pair, gamma):
     rewards, _ = pair
@@ -138,6 +140,7 @@ def test_packed_returns_with_zero_next_values_are_the_reward_to_go_within_episod
     np.testing.assert_allclose(returns, [3.0, 2.0, 7.0, 4.0])
 
 
+@pytest.mark.equation("eq-returns-timeouts")
 @given(batch=packed_batches(), gamma=unit)
 def test_packed_returns_equal_the_per_episode_loop(batch, gamma):
     rewards, _, next_values, terminated, truncated = batch

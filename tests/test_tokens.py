@@ -94,6 +94,7 @@ def test_token_logprobs_stay_finite_for_huge_logits():
     np.testing.assert_allclose(token_logprobs([[1000.0, -1000.0]], [1]), [-2000.0], rtol=1e-14)
 
 
+@pytest.mark.equation("eq-sequence-logprob")
 def test_sequence_logprob_of_one_sequence_is_the_log_of_the_product():
     logprob = sequence_logprob(np.log([0.5, 0.2, 0.9]))
     assert logprob == pytest.approx(math.log(0.5 * 0.2 * 0.9), rel=1e-14)
@@ -218,6 +219,7 @@ def test_negative_log_likelihood_by_hand():
     assert nll == pytest.approx(math.log(8.0), rel=1e-14)
 
 
+@pytest.mark.equation("eq-nll")
 @given(pair=logprobs_and_masks())
 def test_negative_log_likelihood_is_minus_the_masked_sum_over_the_batch(pair):
     logprobs, mask = pair

@@ -1,0 +1,21 @@
+"""Labelled equations of the book that define a quantity or fix a notation.
+
+Every labelled equation of the book is either checked by a test marked
+``@pytest.mark.equation("eq-...")`` (a test that computes both sides on concrete numbers) or
+listed here, with the reason it has nothing to check: it defines the symbol on its left, or
+states an assumption. ``tests/test_equations.py`` enforces the rule, and fails for a label
+that is both listed here and marked (pick one).
+"""
+
+from __future__ import annotations
+
+DEFINITIONS: dict[str, str] = {
+    # Chapter 2
+    "eq-markov-property": "an assumption on the environment, not an identity to compute",
+    # Chapter 3
+    "eq-history-values": "notation: defines v, q and A of a history as conditional expectations",
+    "eq-baseline-estimator": "defines the estimator g(b) and the score psi_t that later lines study",
+    "eq-loo-baseline": "defines the leave-one-out baseline b_i and the advantage R_i - b_i",
+    # Chapter 4
+    "eq-token-gae": "defines token-level TD errors and GAE: eq-gae with gamma = 1 over one response",
+}
