@@ -14,8 +14,8 @@ DEFINITIONS: dict[str, str] = {
     "eq-markov-property": "an assumption on the environment, not an identity to compute",
     # Chapter 3
     "eq-history-values": "notation: defines v, q and A of a history as conditional expectations",
-    "eq-baseline-estimator": "defines the estimator g(b) and the score psi_t that later lines study",
+    "eq-baseline-estimator": "defines the estimator g(b) and the score psi_t",
     "eq-loo-baseline": "defines the leave-one-out baseline b_i and the advantage R_i - b_i",
     # Chapter 4
-    "eq-token-gae": "defines token-level TD errors and GAE: eq-gae with gamma = 1 over one response",
+    "eq-token-gae": "defines token-level TD errors and GAE (eq-gae, gamma = 1, one response)",
 }

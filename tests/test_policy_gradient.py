@@ -186,7 +186,13 @@ def test_reinforce_trajectory_gradient_skips_the_padding():
     )
 
 
-@pytest.mark.equation("eq-pg-theorem", "eq-pg-trajectory", "eq-reinforce-total", "eq-reinforce-rtg", "sol-pg-full-return")
+@pytest.mark.equation(
+    "eq-pg-theorem",
+    "eq-pg-trajectory",
+    "eq-reinforce-total",
+    "eq-reinforce-rtg",
+    "sol-pg-full-return",
+)
 @pytest.mark.parametrize("with_baseline", [False, True], ids=["no-baseline", "baseline"])
 @pytest.mark.parametrize("reward_to_go", [False, True], ids=["total-return", "reward-to-go"])
 @pytest.mark.parametrize("gamma", [1.0, 0.8])
