@@ -71,6 +71,7 @@ def test_hand_example_in_both_directions():
     assert kl_by_hand([0.25, 0.75], [0.5, 0.5]) == pytest.approx(0.1308, abs=5e-5)
 
 
+@pytest.mark.equation("eq-kl-chain-rule")
 def test_chain_rule_on_the_two_bigram_policies():
     """eq-kl-chain-rule with the chapter's tables, all 81 sequences enumerated by hand."""
     policy = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.3, 0.3, 0.4], [0.5, 0.25, 0.25]])
@@ -300,6 +301,7 @@ def other_direction_optimum(beta):
     return softmax_rows(result.x)
 
 
+@pytest.mark.equation("eq-k3-stationary")
 def test_k3_stationary_point_and_its_numbers():
     other = other_direction_optimum(0.5)
     np.testing.assert_allclose(other, [0.1891, 0.1749, 0.1345, 0.0660, 0.4354], atol=5e-5)

@@ -230,6 +230,7 @@ def grpo_factor(p, size):
     return moments([h_grpo(k, size) for k in range(size + 1)], weights)[0] / (p * (1 - p))
 
 
+@pytest.mark.equation("eq-difficulty-scale")
 def test_the_difficulty_factors_and_fig_difficulty_scale():
     grid = np.linspace(0.01, 0.99, 99)
     printed = {3: (1.414, 1.414), 4: (1.616, 1.727), 8: (1.856, 2.609), 32: (1.968, 5.134)}
@@ -528,6 +529,7 @@ def test_the_observations_on_the_estimator_table():
     assert returns == [-0.1, 0.0, 0.9, 1.0]
 
 
+@pytest.mark.equation("eq-group-moments")
 def test_eq_group_moments_splits_the_batch_variance():
     # tr Cov of the group mean = per-sample / N + (N - 1)/N cross-covariance; the
     # cross-covariance is 0 for independent single-episode terms and not for a group baseline.

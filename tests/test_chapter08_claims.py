@@ -155,6 +155,7 @@ def test_sequence_mean_raises_rambling_although_it_is_worse_than_average():
     assert (1 / (GROUP * 20)) / (1 / (GROUP * 2)) == pytest.approx(0.1)
 
 
+@pytest.mark.equation("eq-effective-objective")
 @pytest.mark.parametrize(
     ("mode", "f"),
     [

@@ -125,6 +125,7 @@ def test_there_are_32_episodes_and_the_credit_is_unbiased_pair_by_pair():
         assert total / masses[key] == pytest.approx(ADV[key], abs=1e-12)
 
 
+@pytest.mark.equation("eq-credit-decomposition")
 def test_signal_and_noise_per_turn():
     total, signal, noise = credit_moments()
     np.testing.assert_allclose(total, [0.1863, 0.1645, 0.1500, 0.1306], atol=5e-5)

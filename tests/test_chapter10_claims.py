@@ -223,6 +223,7 @@ def naive_by_enumeration(theta, zeta, baseline=0.0):
     return sum(pi_zeta[a] * (Q[a] - baseline) * (np.eye(3)[a] - pi) for a in range(3))
 
 
+@pytest.mark.equation("eq-temperature-ratio")
 def test_the_bandit_updates_at_the_start():
     pi, pi_zeta = softmax(THETA0), softmax(THETA0 / ZETA)
     assert pi_zeta[0] == pytest.approx(0.1053, abs=5e-5)  # "0.11 against 0.2"
@@ -457,6 +458,7 @@ def test_chapter_2s_policy_has_signal_only_when_it_fails(diversity_table):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-entropy-change", "eq-entropy-change-pg")
 def test_the_first_order_entropy_changes_of_the_bandit_steps():
     pi = softmax(THETA0)
     advantage = Q - pi @ Q

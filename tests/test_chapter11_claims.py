@@ -81,6 +81,7 @@ def test_escalate_is_the_only_dominated_action():
     assert dominated == ["escalate"]
 
 
+@pytest.mark.equation("eq-switching-weight")
 def test_switching_prices_are_the_slopes_of_the_front():
     assert (Q[2] - Q[1]) / (C[2] - C[1]) == pytest.approx(6.25)
     assert (Q[3] - Q[2]) / (C[3] - C[2]) == pytest.approx(0.78125)
@@ -213,6 +214,7 @@ def test_the_average_bandit_policy_approaches_the_linear_program(bandit_run):
     np.testing.assert_allclose(average, [0.0024, 0.756, 0.2405, 0.0011], atol=5e-5)
 
 
+@pytest.mark.equation("eq-primal-dual")
 def test_the_library_run_of_the_chapter_matches_the_hand_loop(bandit_run):
     _, nus, costs = bandit_run
 

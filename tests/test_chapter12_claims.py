@@ -128,6 +128,7 @@ def test_the_tail_example():
 # --- groups -------------------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-diag-all-equal")
 @pytest.mark.parametrize("p", [0.05, 0.5, 0.9, 0.99])
 def test_expected_all_equal_fraction_and_variance_by_enumeration(p):
     n = 8
@@ -156,6 +157,7 @@ MU = [1 / 8, 2 / 8, 4 / 8, 1 / 8]
 PI = [0.4, 0.3, 0.2, 0.1]
 
 
+@pytest.mark.equation("eq-diag-log-ratio", "eq-diag-kl", "eq-diag-ess")
 def test_the_exact_check_of_the_log_ratio_kl_and_ess():
     kl_mu_pi = sum(m * math.log(m / p) for m, p in zip(MU, PI, strict=True))
     kl_pi_mu = sum(p * math.log(p / m) for m, p in zip(MU, PI, strict=True))

@@ -277,6 +277,7 @@ def clipped_by_hand(logprob, old, advantage, eps=0.2):
     return -min(ratio * advantage, min(max(ratio, 1 - eps), 1 + eps) * advantage)
 
 
+@pytest.mark.equation("eq-contract-loss", "eq-packing-invariance")
 def test_the_losses_of_the_two_layouts_by_explicit_sums(batch):
     logprobs, advantage = chapter_loss_arrays(batch)
     pairs = list(zip(*np.nonzero(batch["action_mask"]), strict=True))

@@ -266,6 +266,7 @@ def k3_by_hand(pi, ref):
     return ref / pi - 1.0 - math.log(ref / pi)
 
 
+@pytest.mark.equation("eq-behavior-kl")
 def test_behavior_kl_exact_numbers():
     pi, mu, ref = (list(map(float, x)) for x in (CE_CURRENT, CE_BEHAVIOR, CE_REF))
     target = kl_by_hand(pi, ref)
@@ -391,6 +392,7 @@ def conditional_outcome(listed, prefix):
     return num / den
 
 
+@pytest.mark.equation("eq-copied-outcome-steps")
 def test_copied_outcome_against_step_labels():
     listed = solutions_by_loops()
     assert len(listed) == 16
@@ -573,6 +575,7 @@ def test_standardized_advantages_of_the_batch():
     assert flat[19] == pytest.approx(max(flat), abs=1e-4)  # the 0.2 answer: as large as any
 
 
+@pytest.mark.equation("eq-standardized-invariance")
 def test_affine_invariance_up_to_eps():
     change = max(
         abs(a - b)

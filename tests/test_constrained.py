@@ -59,6 +59,7 @@ def bandit_oracle(action_rewards, action_costs):
 # --- scalarized_reward -------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-scalarized-reward")
 def test_scalarized_reward_matches_an_explicit_sum():
     rng = np.random.default_rng(0)
     rewards = rng.normal(size=(4, 5))
@@ -107,6 +108,7 @@ def pareto_by_loops(points):
     return np.array(keep)
 
 
+@pytest.mark.equation("eq-pareto")
 @pytest.mark.parametrize("seed", range(5))
 def test_pareto_mask_matches_a_double_loop(seed):
     rng = np.random.default_rng(seed)
@@ -171,6 +173,7 @@ def test_lagrangian_bounds_the_reward_of_a_feasible_policy_from_above(
     assert constrained.lagrangian(reward, budget - slack, multiplier, budget) >= reward - 1e-12
 
 
+@pytest.mark.equation("eq-lagrangian-gradients")
 @pytest.mark.parametrize("num_constraints", [None, 1, 3])
 def test_lagrangian_gradients_match_central_differences(num_constraints):
     rng = np.random.default_rng(num_constraints or 0)
@@ -261,6 +264,7 @@ def test_a_zero_step_size_freezes_the_multiplier():
 # --- primal_dual_step: the loss-minimizing trainer -----------------------------------------------
 
 
+@pytest.mark.equation("eq-loss-signs")
 @pytest.mark.parametrize("order", ["multiplier_first", "simultaneous"])
 @pytest.mark.parametrize("normalize", [False, True])
 def test_a_step_is_gradient_descent_on_the_two_losses_of_a_trainer(order, normalize):
@@ -321,6 +325,7 @@ def test_the_library_step_reproduces_the_trainer_loop():
 # --- primal_dual -------------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-primal-dual")
 def test_primal_dual_history_is_the_sequence_of_steps():
     rng = np.random.default_rng(4)
     q, c = rng.normal(size=(2, 3)), rng.uniform(size=(2, 3))
@@ -413,6 +418,7 @@ def test_primal_dual_converges_on_average_to_the_linear_program_on_the_two_step_
 # --- value_and_gradient ------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-cmdp-gradient")
 @pytest.mark.parametrize("seed", range(3))
 def test_value_and_gradient_match_a_linear_solve_and_central_differences(seed):
     rng = np.random.default_rng(seed)
@@ -452,6 +458,7 @@ def budget_between(transition, cost, terminal, initial, gamma, fraction):
     return min(costs) + fraction * (max(costs) - min(costs))
 
 
+@pytest.mark.equation("eq-occupancy-lp")
 @pytest.mark.parametrize("seed", range(6))
 def test_occupancy_lp_matches_brute_force_over_deterministic_policies(seed):
     transition, reward, cost, terminal, initial = tiny_problem(seed)
@@ -474,6 +481,7 @@ def test_occupancy_lp_matches_brute_force_over_deterministic_policies(seed):
     assert solution.cost_value <= budget + 1e-9
 
 
+@pytest.mark.equation("eq-occupancy-lp")
 @pytest.mark.parametrize("seed", range(4))
 def test_occupancy_lp_matches_a_hand_written_program_with_two_constraints(seed):
     transition, reward, cost, terminal, initial = tiny_problem(seed, 5, 3)
@@ -599,6 +607,7 @@ def lexicographic_by_loops(costs, utilities, tolerance):
     return out
 
 
+@pytest.mark.equation("eq-lexicographic")
 @pytest.mark.parametrize("tolerance", [0.0, 0.3, 10.0])
 def test_lexicographic_mask_matches_loops(tolerance):
     rng = np.random.default_rng(1)

@@ -138,6 +138,7 @@ def test_reference_logprobs_and_turn_advantages_are_carried():
     contract.validate(batch)
 
 
+@pytest.mark.equation("eq-action-mask")
 @given(episode_lists(), st.booleans())
 def test_build_batch_matches_a_token_by_token_loop(episodes, left):
     side = "left" if left else "right"
@@ -552,6 +553,7 @@ def test_a_list_is_not_a_batch():
 # --- target_logprobs ----------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-target-alignment")
 def test_target_logprobs_match_a_loop_with_math_log():
     rng = np.random.default_rng(3)
     logits = rng.normal(size=(2, 5, 4))
@@ -563,6 +565,7 @@ def test_target_logprobs_match_a_loop_with_math_log():
     )
 
 
+@pytest.mark.equation("eq-target-alignment")
 def test_target_logprobs_score_the_next_token_not_the_current_one():
     # Position 0 puts all its mass on token 1, position 1 on token 2: the sequence 0, 1, 2 is
     # certain under the contract's alignment and nearly impossible under the input alignment.
@@ -624,6 +627,7 @@ def packed_by_loops(batch):
     return stream
 
 
+@pytest.mark.equation("eq-cu-seqlens")
 @given(episode_lists(), st.booleans())
 def test_pack_matches_a_loop_over_rows_and_columns(episodes, left):
     batch = contract.build_batch(episodes, padding_side="left" if left else "right")
@@ -655,6 +659,7 @@ def test_left_and_right_padding_pack_to_the_same_stream(episodes):
         np.testing.assert_array_equal(left[name], value, err_msg=name)
 
 
+@pytest.mark.equation("eq-packing-invariance")
 @given(episode_lists(), st.integers(0, 2**32 - 1))
 def test_packing_changes_no_loss(episodes, seed):
     """The token-mean PPO loss and every reduction: the padded batch and the packed stream
@@ -746,6 +751,7 @@ def test_unpack_rejects_an_inconsistent_stream(change, message):
 # --- block_diagonal_attention -------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-block-attention")
 @given(episode_lists())
 def test_each_block_is_the_causal_mask_of_its_padded_row(episodes):
     batch = contract.build_batch(episodes, padding_side="left")

@@ -61,6 +61,7 @@ def test_turn_reward_to_go_by_hand():
     np.testing.assert_allclose(got, [0.0, 0.5, 0.5, 0.0, 1.0, 1.0, 1.0, 0.0])
 
 
+@pytest.mark.equation("eq-turn-reward-to-go")
 @given(
     data=st.data(),
     num_turns=st.integers(1, 5),
@@ -115,6 +116,7 @@ def greedy_sets(q, terminal, gap=1e-6):
     return sets, clear
 
 
+@pytest.mark.equation("eq-shaped-values")
 @given(
     seed=seeds,
     gamma=st.floats(0.0, 0.95),
@@ -153,6 +155,7 @@ def test_shaping_invariance_holds_with_gamma_one_when_episodes_end(seed, potenti
     np.testing.assert_allclose(q_shaped[~terminal], (q - phi[:, None])[~terminal], atol=1e-8)
 
 
+@pytest.mark.equation("eq-shaped-values")
 @given(seed=seeds, gamma=st.floats(0.0, 1.0), potential=st.lists(finite, min_size=5, max_size=5))
 def test_shaping_shifts_the_values_of_every_policy(seed, gamma, potential):
     """v'_π = v_π - Φ for any policy π, not only the optimal one (γ = 1 included: every policy
@@ -255,6 +258,7 @@ def episodes_with_potentials(draw):
     return rewards, potentials
 
 
+@pytest.mark.equation("eq-shaping-telescoping")
 @given(episode=episodes_with_potentials(), gamma=unit)
 def test_shaped_episode_rewards_telescope(episode, gamma):
     """Σ_t γ^t r'_t = G_0 - Φ(s_0) + γ^T Φ(s_T), summed term by term."""
@@ -266,6 +270,7 @@ def test_shaped_episode_rewards_telescope(episode, gamma):
     assert total == pytest.approx(ret - potentials[0] + gamma**horizon * potentials[-1], abs=1e-9)
 
 
+@pytest.mark.equation("eq-shaping-baseline")
 @given(episode=episodes_with_potentials(), gamma=unit)
 def test_reward_to_go_of_shaped_rewards_is_the_return_minus_a_state_baseline(episode, gamma):
     rewards, potentials = episode
@@ -326,6 +331,7 @@ def branch_moments(transition, reward, policy, gamma, terminal, state, action, h
     return mean_q - mean_v, second_q - mean_q**2 + var_v
 
 
+@pytest.mark.equation("eq-branch-advantage", "eq-branch-variance")
 @pytest.mark.parametrize(("state", "action"), [(0, TOOL), (0, TEXT), (2, TOOL), (3, TOOL)])
 def test_branch_advantage_is_unbiased_with_the_predicted_variance(state, action):
     transition, reward, terminal, policy = TOOL_TASK
@@ -397,6 +403,7 @@ def test_one_generator_gives_different_branches_on_each_call():
 # --- option_model ----------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-option-model")
 @given(seed=seeds, gamma=st.floats(0.0, 0.95), num_terminal=st.integers(0, 2))
 def test_option_model_matches_forward_propagation(seed, gamma, num_terminal):
     rng = np.random.default_rng(seed)
@@ -460,6 +467,7 @@ def smdp_optimal_values(option_rewards, option_transitions, terminal, sweeps=200
     raise AssertionError("no convergence")
 
 
+@pytest.mark.equation("eq-smdp-bellman")
 def test_subgoal_options_reach_the_flat_optimum_and_one_step_options_are_the_flat_mdp():
     transition, reward, terminal = stage_task(3, 6, 0.5)
     gamma = 0.99
@@ -520,6 +528,7 @@ def episodes_with_option_starts(draw):
     return rewards, starts
 
 
+@pytest.mark.equation("eq-option-return")
 @given(episode=episodes_with_option_starts(), gamma=unit)
 def test_the_manager_return_at_an_option_start_is_the_flat_return(episode, gamma):
     rewards, starts = episode

@@ -74,6 +74,7 @@ def population_variance(xs):
 # --- reward_statistics --------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-diag-component-stats")
 @given(data=masked_arrays(), bins=st.integers(1, 6))
 def test_reward_statistics_equal_loops(data, bins):
     values, mask = data
@@ -116,6 +117,7 @@ def tail_by_quantile_integral(xs, alpha):
     return total / covered
 
 
+@pytest.mark.equation("eq-diag-tail-mean")
 @given(data=masked_arrays(), alpha=st.floats(0.01, 1.0))
 def test_tail_mean_is_the_integral_of_the_quantile_function(data, alpha):
     values, mask = data
@@ -154,6 +156,7 @@ def test_tail_mean_of_a_rare_severe_value():
 # --- grouped_statistics -------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-diag-grouped")
 @given(data=masked_arrays(), labels_seed=st.integers(0, 2**16))
 def test_grouped_statistics_equal_a_dictionary_of_lists(data, labels_seed):
     values, mask = data
@@ -183,6 +186,7 @@ def group_stats_by_loops(rewards, group_ids, ddof=0, atol=0.0):
     return mean(variances), sum(equal) / len(equal)
 
 
+@pytest.mark.equation("eq-diag-all-equal")
 @given(
     rewards=hnp.arrays(np.float64, st.integers(2, 30), elements=st.sampled_from([0.0, 0.5, 1.0])),
     seed=st.integers(0, 2**16),
@@ -265,11 +269,13 @@ def kl_by_hand(p, q):
     return sum(a * math.log(a / b) for a, b in zip(p, q, strict=True))
 
 
+@pytest.mark.equation("eq-diag-log-ratio")
 def test_the_mean_log_ratio_under_mu_is_minus_kl_mu_pi():
     mean_, _, _ = log_ratio_summary(np.log(PI)[ENUMERATED], np.log(MU)[ENUMERATED])
     assert mean_ == pytest.approx(-kl_by_hand(MU, PI), abs=1e-12)
 
 
+@pytest.mark.equation("eq-diag-kl")
 @pytest.mark.parametrize("estimator", ["k1", "k3"])
 def test_kl_to_the_current_policy_from_behavior_samples_is_kl_mu_pi(estimator):
     old, new = np.log(MU)[ENUMERATED], np.log(PI)[ENUMERATED]
@@ -311,6 +317,7 @@ def test_approximate_kl_reuses_the_library_estimators():
         assert approximate_kl(logprobs, ref, mask, name) == pytest.approx(expected, rel=1e-15)
 
 
+@pytest.mark.equation("eq-diag-ess")
 @given(pair=token_pairs())
 def test_importance_ess_equals_the_definition(pair):
     logprobs, old, mask = pair
@@ -336,6 +343,7 @@ def test_importance_ess_of_huge_sequence_ratios_does_not_overflow():
 # --- policy lag ---------------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-diag-policy-lag")
 @given(
     versions=hnp.arrays(
         np.int64, st.tuples(st.integers(1, 4), st.integers(1, 5)), elements=st.integers(0, 20)
@@ -373,6 +381,7 @@ def test_policy_lag_reads_only_the_selected_tokens_of_a_batch():
 # --- by position --------------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-diag-position")
 @given(data=masked_arrays())
 def test_mean_by_position_equals_loops(data):
     values, mask = data
@@ -399,6 +408,7 @@ def test_positions_do_not_move_with_padding_on_either_side(data, pad):
 # --- the critic ---------------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-diag-explained-variance")
 @given(data=masked_arrays(min_rows=2), seed=st.integers(0, 2**16))
 def test_explained_variance_equals_loops(data, seed):
     returns, mask = data
@@ -431,6 +441,7 @@ def test_explained_variance_of_a_perfect_a_mean_and_a_bad_critic():
     assert explained_variance(-returns, returns) == pytest.approx(1 - 4.0)  # Var(2G) / Var(G)
 
 
+@pytest.mark.equation("eq-diag-calibration")
 @given(data=masked_arrays(), seed=st.integers(0, 2**16), cap=st.none() | st.integers(0, 3))
 def test_calibration_by_horizon_equals_loops(data, seed, cap):
     values, mask = data
@@ -466,6 +477,7 @@ def test_calibration_shows_the_offset_that_explained_variance_hides():
 # --- gradient norms -----------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-diag-clip-norm")
 @given(
     grads=st.lists(
         hnp.arrays(np.float64, hnp.array_shapes(max_dims=2, max_side=3), elements=finite),
@@ -505,6 +517,7 @@ def test_gradient_norms_accept_a_mapping_in_its_order():
 # --- correlation --------------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-diag-correlation")
 @given(data=masked_arrays(min_rows=2), seed=st.integers(0, 2**16))
 def test_pearson_correlation_equals_loops(data, seed):
     x, mask = data

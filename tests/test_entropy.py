@@ -60,6 +60,7 @@ def rows(array):
 # --- categorical_entropy ----------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-entropy")
 @given(logits=logit_arrays)
 def test_categorical_entropy_is_minus_the_sum_of_p_log_p(logits):
     expected = np.zeros(logits.shape[:-1])
@@ -111,6 +112,7 @@ def test_categorical_entropy_of_a_single_distribution_is_a_python_float():
 # --- entropy_logit_gradient -------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-entropy-gradient")
 @given(logits=vectors)
 def test_entropy_gradient_equals_central_differences(logits):
     np.testing.assert_allclose(
@@ -121,6 +123,7 @@ def test_entropy_gradient_equals_central_differences(logits):
     )
 
 
+@pytest.mark.equation("eq-entropy-gradient")
 @given(logits=vectors)
 def test_entropy_gradient_is_minus_p_times_log_p_plus_h(logits):
     probs = softmax_rows(logits)
@@ -211,6 +214,7 @@ def test_masked_positions_give_exactly_zero_whatever_their_logits():
     assert result[0, 0] == pytest.approx(np.log(4.0))
 
 
+@pytest.mark.equation("eq-entropy-chain")
 @pytest.mark.parametrize("length", [1, 2, 3])
 def test_the_chain_rule_holds_by_enumeration(length):
     # eq-entropy-chain: Σ_j E[H(π(. | x_<j))] = -Σ_x π(x) log π(x), every response listed.
@@ -252,6 +256,7 @@ def test_sampled_token_entropy_is_the_masked_mean_of_surprisals(data):
     assert sampled_token_entropy(logprobs, mask) == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.equation("eq-entropy-sampled")
 @given(logits=vectors)
 def test_the_sampled_estimate_is_unbiased_for_one_distribution(logits):
     # eq-entropy-sampled by enumeration: Σ_x π(x) (-log π(x)) = H, one term per token.
@@ -283,6 +288,7 @@ def test_samples_from_another_distribution_estimate_the_cross_entropy():
 # --- constrained_probs ------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-constrained-decoding")
 @given(data=st.data())
 def test_constrained_probs_renormalize_the_allowed_probabilities(data):
     logits = data.draw(hnp.arrays(np.float64, (3, 5), elements=small))
@@ -336,6 +342,7 @@ def plug_in_by_hand(labels, unparsed):
     return entropy_by_hand([c / total for c in counts.values()]) if total else 0.0
 
 
+@pytest.mark.equation("eq-action-entropy")
 @given(
     actions=hnp.arrays(np.int64, (4, 6), elements=st.integers(-1, 3)),
     unparsed=st.sampled_from(["exclude", "category"]),
@@ -390,6 +397,7 @@ def test_unique_successful_strategies_counts_a_set(strategies, rewards, threshol
     )
 
 
+@pytest.mark.equation("eq-unique-successes")
 def test_unique_successful_strategies_by_hand():
     assert unique_successful_strategies([0, 1, 1, 2], [1.0, 1.0, 1.0, 0.0], 3) == 2.0
     assert unique_successful_strategies([-1, -1, 0], [1.0, 1.0, 0.0], 3) == 0.0
@@ -399,6 +407,7 @@ def test_unique_successful_strategies_by_hand():
 # --- group_reward_variance --------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-group-variance")
 @given(
     rewards=hnp.arrays(np.float64, (3, 6), elements=small),
     ddof=st.sampled_from([0, 1]),

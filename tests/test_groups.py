@@ -135,6 +135,7 @@ def test_group_normalized_advantages_without_self_use_the_others_statistics(rewa
             assert advantages[index][i] == pytest.approx(expected, rel=1e-7, abs=1e-6)
 
 
+@pytest.mark.equation("eq-standardized-invariance")
 @given(
     rewards=group_rewards(min_group=3),
     shift=finite,
@@ -153,6 +154,7 @@ def test_group_normalized_advantages_are_invariant_under_positive_affine_maps(
     np.testing.assert_allclose(after, before, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.equation("eq-constant-reward")
 @pytest.mark.parametrize("scale", ["group", "batch", None])
 @pytest.mark.parametrize("include_self", [True, False])
 @pytest.mark.parametrize("eps", [0.0, 1e-6])
@@ -234,6 +236,7 @@ def test_a_group_mean_that_includes_the_sample_shrinks_the_gradient_by_g_minus_o
     )
 
 
+@pytest.mark.equation("eq-constant-reward")
 @pytest.mark.parametrize(
     "advantage_fn",
     [leave_one_out_advantages, centered, group_normalized_advantages, lambda r: r - 0.25],
@@ -317,6 +320,7 @@ def test_scale_batch_keeps_the_relative_size_of_groups_and_scale_group_erases_it
 # --- identities and invariants (section 19 of the source; chapter 7) ----------------------------
 
 
+@pytest.mark.equation("eq-rloo-identity")
 @given(rewards=group_rewards(min_group=2))
 def test_rloo_identity_and_dr_grpo_is_loo_times_n_minus_one_over_n(rewards):
     size = rewards.shape[-1]
@@ -341,6 +345,7 @@ def test_leave_one_out_and_centered_advantages_sum_to_zero_in_every_group(reward
         np.testing.assert_allclose(sums, 0.0, atol=1e-9 * (1.0 + np.abs(rewards).sum()))
 
 
+@pytest.mark.equation("eq-shift-invariance")
 @given(
     rewards=group_rewards(min_group=2),
     data=st.data(),
@@ -512,6 +517,7 @@ def test_independent_terms_divide_the_variance_by_the_group_size(seed, group_siz
     assert per_group == pytest.approx(per_sample / group_size, rel=1e-10, abs=1e-14)
 
 
+@pytest.mark.equation("eq-binomial-expectation")
 @pytest.mark.parametrize("p", [0.1, 0.5, 0.8])
 @pytest.mark.parametrize("group_size", [2, 3, 6])
 def test_leave_one_out_variance_on_binary_rewards_matches_the_binomial_sum(p, group_size):

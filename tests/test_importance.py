@@ -240,6 +240,7 @@ def test_token_ratios_by_hand():
     np.testing.assert_allclose(got, [2.0, 0.5, 1.0], rtol=1e-14)
 
 
+@pytest.mark.equation("eq-sequence-ratio")
 @given(batch=token_logprobs())
 def test_sequence_ratio_is_the_product_of_the_valid_token_ratios(batch):
     logprobs, old_logprobs, mask = batch
@@ -256,6 +257,7 @@ def test_sequence_ratio_is_the_product_of_the_valid_token_ratios(batch):
     )
 
 
+@pytest.mark.equation("eq-geometric-ratio")
 @given(batch=token_logprobs())
 def test_length_normalized_ratio_is_the_geometric_mean_of_the_valid_token_ratios(batch):
     logprobs, old_logprobs, mask = batch
@@ -290,6 +292,7 @@ def test_length_normalized_ratio_without_a_valid_token_is_refused():
         sequence_log_ratio(np.zeros((2, 2)) - 1, np.zeros((2, 2)) - 1, [[1, 0], [0, 0]], True)
 
 
+@pytest.mark.equation("eq-sequence-ratio-variance")
 @pytest.mark.parametrize("length", [0, 1, 2, 3, 5])
 @pytest.mark.parametrize(
     ("target", "behavior"),
@@ -322,6 +325,7 @@ def test_identical_policies_have_zero_variance_at_any_length():
     assert sequence_ratio_variance([0.3, 0.7], [0.3, 0.7], 10_000) == 0.0
 
 
+@pytest.mark.equation("eq-truncated-ratio")
 @given(
     ratio=hnp.arrays(np.float64, st.integers(1, 20), elements=st.floats(1e-3, 50.0)),
     cap=st.floats(0.1, 10.0),
@@ -339,6 +343,7 @@ def test_truncation_has_mean_at_most_one_and_bounded_second_moment(problem, cap)
     assert behavior @ truncated**2 <= cap + 1e-9
 
 
+@pytest.mark.equation("eq-tis")
 @given(batch=token_logprobs(), cap=st.floats(0.5, 5.0))
 def test_truncated_importance_weights_are_the_truncated_token_ratios(batch, cap):
     logprobs, rollout_logprobs, mask = batch

@@ -81,6 +81,7 @@ def test_kl_divergence_by_hand_in_both_directions():
     )
 
 
+@pytest.mark.equation("eq-kl-definition")
 @pytest.mark.parametrize("seed", range(5))
 def test_kl_divergence_equals_the_definition_with_zeros_in_probs(seed):
     rng = np.random.default_rng(seed)
@@ -145,6 +146,7 @@ def test_kl_from_logits_stays_finite_for_huge_logits():
 # --- kl_logit_gradient -------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-kl-logit-gradient")
 @pytest.mark.parametrize("seed", range(5))
 def test_kl_logit_gradient_matches_central_differences(seed):
     rng = np.random.default_rng(seed)
@@ -168,6 +170,7 @@ def test_kl_logit_gradient_by_hand():
 # --- k1, k2, k3 ----------------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-kl-estimators")
 @pytest.mark.parametrize("name", ESTIMATORS)
 def test_estimators_equal_their_definitions(name):
     rng = np.random.default_rng(1)
@@ -201,6 +204,7 @@ def test_k1_and_k3_are_unbiased_by_exact_enumeration(seed):
         assert pi @ library == pytest.approx(kl_by_hand(pi, ref), rel=1e-12)
 
 
+@pytest.mark.equation("eq-k2-bias")
 @pytest.mark.parametrize("seed", range(6))
 def test_k2_mean_has_the_closed_form_and_a_bias(seed):
     rng = np.random.default_rng(seed)
@@ -211,6 +215,7 @@ def test_k2_mean_has_the_closed_form_and_a_bias(seed):
     assert abs(mean - kl_by_hand(pi, ref)) > 1e-6  # not unbiased
 
 
+@pytest.mark.equation("eq-k2-bias")
 def test_k2_bias_is_third_order():
     # eq-k2-bias: E[k2] - KL = -E[ξ³] / 6 + O(ξ⁴) with ξ = π_ref / π - 1.
     ref = np.array([0.5, 0.3, 0.2])
@@ -311,6 +316,7 @@ def test_sequence_kl_sums_or_averages_the_counted_tokens():
     assert type(kl.sequence_kl(logp[0], ref[0])) is float
 
 
+@pytest.mark.equation("eq-kl-chain-rule")
 @pytest.mark.parametrize("name", ["k1", "k3"])
 def test_summed_penalty_is_unbiased_for_the_sequence_kl(name):
     """eq-kl-chain-rule: every sequence of a bigram pair, enumerated; loops, not the library."""
@@ -339,6 +345,7 @@ def test_sequence_kl_refuses_to_average_an_empty_sequence():
 # --- importance_weighted_kl ------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-kl-importance")
 @pytest.mark.parametrize("name", ESTIMATORS)
 def test_importance_weights_make_behavior_samples_unbiased(name):
     rng = np.random.default_rng(4)
@@ -390,6 +397,7 @@ def test_each_sample_gradient_matches_central_differences(name):
         np.testing.assert_allclose(analytic, numerical, atol=1e-8)
 
 
+@pytest.mark.equation("eq-estimator-gradients")
 @pytest.mark.parametrize("seed", range(4))
 def test_expected_estimator_gradients_by_exact_enumeration(seed):
     """eq-estimator-gradients: 0, ∇KL(π‖π_ref) and ∇KL(π_ref‖π) = π - π_ref."""
@@ -434,6 +442,7 @@ def test_optimum_by_hand():
     )
 
 
+@pytest.mark.equation("eq-kl-optimum")
 @pytest.mark.parametrize("beta", [0.05, 0.5, 3.0])
 def test_optimum_equals_the_tilted_reference(beta):
     np.testing.assert_allclose(
@@ -443,6 +452,7 @@ def test_optimum_equals_the_tilted_reference(beta):
     )
 
 
+@pytest.mark.equation("eq-kl-optimum")
 @pytest.mark.parametrize("beta", [0.2, 1.0])
 def test_optimum_maximizes_the_objective_on_the_simplex(beta):
     """Against SciPy's SLSQP on the simplex, which knows nothing of the closed form."""
@@ -468,6 +478,7 @@ def test_optimum_maximizes_the_objective_on_the_simplex(beta):
     )
 
 
+@pytest.mark.equation("eq-kl-gibbs")
 @given(pair=distribution_pairs(min_size=2), beta=st.floats(0.05, 5.0))
 def test_gibbs_identity_objective_is_value_minus_kl_to_the_optimum(pair, beta):
     """eq-kl-gibbs: J(π) = β log Z - β KL(π ‖ π*) for every π."""
@@ -530,6 +541,7 @@ def test_dpo_loss_by_hand():
     )
 
 
+@pytest.mark.equation("eq-dpo-loss")
 def test_dpo_loss_equals_the_definition():
     rng = np.random.default_rng(12)
     arrays = [-rng.uniform(0.1, 20.0, size=8) for _ in range(4)]
@@ -543,6 +555,7 @@ def test_dpo_loss_is_finite_for_huge_margins():
     assert losses[1] == pytest.approx(1999.0, rel=1e-15)
 
 
+@pytest.mark.equation("eq-dpo-gradient")
 @pytest.mark.parametrize("beta", [0.05, 1.0, 4.0])
 def test_dpo_gradient_matches_central_differences(beta):
     rng = np.random.default_rng(int(beta * 100))

@@ -340,6 +340,7 @@ def occupancy_by_power_series(transition, policy, initial, gamma, terminal, step
     return total
 
 
+@pytest.mark.equation("eq-occupancy")
 @given(seed=seeds, gamma=st.floats(0.0, 0.95), num_terminal=st.integers(0, 2))
 def test_discounted_occupancy_is_the_discounted_sum_of_visit_probabilities(
     seed, gamma, num_terminal
@@ -373,6 +374,7 @@ def test_occupancy_weights_turn_the_expected_return_into_a_sum_over_states(seed,
     assert occupancy @ r_pi == pytest.approx(initial @ values, rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.equation("eq-performance-difference")
 @given(seed=seeds, gamma=st.floats(0.0, 0.95))
 def test_performance_difference_lemma_holds_exactly(seed, gamma):
     # J(π') - J(π) = Σ_s d_π'(s) Σ_a π'(a | s) A_π(s, a) (Kakade and Langford, 2002).
@@ -428,6 +430,7 @@ def test_value_iteration_with_gamma_one_when_every_policy_terminates(seed):
     )
 
 
+@pytest.mark.equation("eq-bellman-optimality")
 @given(seed=seeds, gamma=discounts)
 def test_the_greedy_policy_is_optimal_and_satisfies_the_optimality_equation(seed, gamma):
     rng = np.random.default_rng(seed)

@@ -83,6 +83,7 @@ def test_clip_higher_lets_positive_advantages_earn_more_and_leaves_negative_ones
     np.testing.assert_allclose(higher, [1.25, -1.25, -0.8], rtol=1e-15)
 
 
+@pytest.mark.equation("eq-ppo-clip", "eq-dual-clip")
 @given(batch=token_batches())
 def test_clipped_surrogate_is_the_token_by_token_formula(batch):
     log_ratio, advantages, clip_low, clip_high, dual_clip = batch
@@ -126,6 +127,7 @@ def test_the_surrogate_never_exceeds_the_unclipped_objective(batch):
 # --- clipped_surrogate_gradient -------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-clip-gradient")
 @given(batch=token_batches(max_len=6))
 def test_gradient_matches_central_differences_away_from_the_kinks(batch):
     log_ratio, advantages, clip_low, clip_high, dual_clip = batch
@@ -163,6 +165,7 @@ def test_at_a_kink_the_gradient_is_the_one_sided_derivative_from_inside_the_clip
     assert got[0] == pytest.approx(inside, rel=1e-5)
 
 
+@pytest.mark.equation("eq-clip-gradient")
 def test_gradient_is_zero_exactly_where_the_clip_is_active():
     ratio = np.array([1.3, 1.3, 0.7, 0.7, 4.0, 4.0])
     advantages = np.array([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])
@@ -374,6 +377,7 @@ def test_clipped_tokens_are_exactly_the_valid_tokens_without_gradient(batch):
 # --- value_loss -----------------------------------------------------------------------------------
 
 
+@pytest.mark.equation("eq-value-loss-clipped")
 @given(
     values=hnp.arrays(np.float64, 6, elements=st.floats(-5, 5)),
     returns=hnp.arrays(np.float64, 6, elements=st.floats(-5, 5)),

@@ -107,6 +107,7 @@ def test_token_mean_is_the_default_mode():
     )
 
 
+@pytest.mark.equation("eq-token-mean", "eq-seq-mean", "eq-seq-sum", "eq-sum-norm", "eq-dr-grpo")
 @given(
     batch=batches(),
     mode=st.sampled_from(MODES),
@@ -216,6 +217,7 @@ def test_token_weights_by_hand():
         np.testing.assert_allclose(got, expected[mode], rtol=1e-15)
 
 
+@pytest.mark.equation("eq-token-weights")
 @given(
     batch=batches(),
     mode=st.sampled_from(MODES),
@@ -392,6 +394,7 @@ def test_hierarchical_by_hand():
     )
 
 
+@pytest.mark.equation("eq-hierarchical")
 @given(batch=multi_turn_batches())
 def test_hierarchical_equals_nested_means_by_dictionary(batch):
     loss, mask, turn_ids, task_ids = batch
@@ -422,6 +425,7 @@ def test_hierarchical_weights_reproduce_the_aggregate_and_give_each_task_the_sam
     assert got == pytest.approx(expected, rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.equation("eq-hierarchical")
 def test_hierarchical_weights_are_its_gradient():
     rng = np.random.default_rng(3)
     loss = rng.normal(size=(4, 6))
@@ -512,6 +516,7 @@ def test_shard_sums_by_hand():
     np.testing.assert_array_equal(counts, [3.0, 0.0, 1.0, 0.0])
 
 
+@pytest.mark.equation("eq-shard-mismatch")
 @given(
     counts=hnp.arrays(np.float64, st.integers(1, 6), elements=st.integers(1, 50).map(float)),
     data=st.data(),
@@ -539,6 +544,7 @@ def test_local_means_over_uneven_shards_by_hand():
     assert 8 / 3 - 2 == pytest.approx(-(-4 / 3) / 2)
 
 
+@pytest.mark.equation("eq-shard-fix")
 def test_gradient_accumulation_with_the_global_count_gives_token_mean_weights():
     """Three micro-batches of one batch; each differentiates sum / N_global. The summed
     gradient is the token-mean weight matrix of the whole batch; dividing each micro-batch
@@ -567,6 +573,7 @@ def test_gradient_accumulation_with_the_global_count_gives_token_mean_weights():
     assert not np.allclose(wrong, right)
 
 
+@pytest.mark.equation("eq-shard-fix")
 def test_data_parallel_losses_scale_by_the_number_of_workers():
     terms = shard_losses([4.0, 0.0, 6.0], [2.0, 0.0, 3.0], combine="mean")
     np.testing.assert_allclose(terms, [3 * 4 / 5, 0.0, 3 * 6 / 5])
