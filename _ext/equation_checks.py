@@ -1,15 +1,15 @@
 """Which test checks which numbered equation of the book, read from the tests' source.
 
-A test that computes both sides of a labelled equation on concrete numbers carries the pytest
+A test that computes both sides of a labeled equation on concrete numbers carries the pytest
 marker ``@pytest.mark.equation("eq-...", ...)`` (on the function, on its class, or as a
 module's ``pytestmark``). :func:`checked_equations` finds those markers by reading the files
 under ``tests/`` as syntax trees, without importing or running anything, so the same index
-serves ``tests/test_equations.py`` (every labelled equation is checked or declared a
+serves ``tests/test_equations.py`` (every labeled equation is checked or declared a
 definition) and the book.
 
 Loaded by Sphinx (``_config.yml`` lists it as a local extension), it adds the role
-``{checked}`eq-gae-recursion```, which renders as a small note naming the test that checks the
-equation. A label that no test marks is a build warning, hence an error in the strict build.
+``{checked}`eq-gae eq-gae-recursion```, which renders as a small note naming the tests that check
+the equations. A label that no test marks is a build warning, hence an error in the strict build.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from docutils import nodes
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "equation"
-# A labelled display equation in MyST: ``$$ ... $$ (eq-name)``, the closing ``$$`` followed by
+# Holds only a stylesheet: Jupyter Book 1 injects every .js file under the static paths.
+STATIC = Path(__file__).resolve().parent / "equation_checks_static"
+# A labeled display equation in MyST: ``$$ ... $$ (eq-name)``, the closing ``$$`` followed by
 # its label on the same line. Also the ``:label:`` option of a ``{math}`` directive.
 DOLLAR_LABEL = re.compile(r"^\$\$[ \t]*\((?P<label>[A-Za-z0-9_-]+)\)[ \t]*$", re.MULTILINE)
 MATH_DIRECTIVE = re.compile(
@@ -42,7 +44,7 @@ def equation_labels(text: str) -> list[str]:
 
 
 def book_sources(root: Path = ROOT) -> list[Path]:
-    """The Markdown sources whose labelled equations the rule covers."""
+    """The Markdown sources whose labeled equations the rule covers."""
     return [
         *sorted((root / "chapters").glob("[0-9][0-9]_*.md")),
         *sorted((root / "solutions").glob("[0-9][0-9]_*.md")),
@@ -51,7 +53,7 @@ def book_sources(root: Path = ROOT) -> list[Path]:
 
 
 def book_equations(root: Path = ROOT) -> dict[str, Path]:
-    """Every labelled equation of the book and the source that holds it."""
+    """Every labeled equation of the book and the source that holds it."""
     return {
         label: path
         for path in book_sources(root)
@@ -136,28 +138,41 @@ _INDEX_BY_SOURCE: dict[Path, dict[str, list[str]]] = {}
 
 
 def _checked_role(name, rawtext, text, lineno, inliner, options=None, content=None):
-    """``{checked}`eq-label```: a small note naming the test that checks the equation."""
+    """``{checked}`eq-a eq-b```: a small note naming the tests that check these equations.
+
+    The note shows the first test and counts the others; the full list is its tooltip.
+    """
     srcdir = Path(inliner.document.settings.env.srcdir)
     if srcdir not in _INDEX_BY_SOURCE:
         _INDEX_BY_SOURCE[srcdir] = checked_equations(srcdir)
     index = _INDEX_BY_SOURCE[srcdir]
-    label = text.strip()
-    tests = index.get(label)
-    if not tests:
+    labels = text.replace(",", " ").split()
+    unchecked = [label for label in labels if not index.get(label)]
+    if not labels or unchecked:
         message = inliner.reporter.warning(
-            f"{{checked}} names {label!r}, which no test marks with pytest.mark.equation",
+            f"{{checked}} names {', '.join(unchecked) or 'no label'}: every label it names "
+            "must be an equation that a test marks with pytest.mark.equation",
             line=lineno,
         )
         problem = inliner.problematic(rawtext, rawtext, message)
         return [problem], [message]
+    tests = list(dict.fromkeys(test for label in labels for test in index[label]))
     note = nodes.inline(rawtext, "", classes=["equation-check"])
     note += nodes.Text("checked by ")
     note += nodes.literal(tests[0], tests[0])
     if len(tests) > 1:
-        note += nodes.Text(f" and {len(tests) - 1} more")
+        others = f"{len(tests) - 1} more test" + ("s" if len(tests) > 2 else "")
+        note += nodes.Text(" and ")
+        note += nodes.abbreviation(others, others, explanation="; ".join(tests[1:]))
     return [note], []
+
+
+def _add_stylesheet(app, config):
+    config.html_static_path.append(str(STATIC))
 
 
 def setup(app):
     app.add_role("checked", _checked_role)
+    app.connect("config-inited", _add_stylesheet)
+    app.add_css_file("equation_checks.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,6 +1,6 @@
-"""Labelled equations of the book that define a quantity or fix a notation.
+"""Labeled equations of the book that define a quantity or fix a notation.
 
-Every labelled equation of the book is either checked by a test marked
+Every labeled equation of the book is either checked by a test marked
 ``@pytest.mark.equation("eq-...")`` (a test that computes both sides on concrete numbers) or
 listed here, with the reason it has nothing to check: it defines the symbol on its left, or
 states an assumption. ``tests/test_equations.py`` enforces the rule, and fails for a label

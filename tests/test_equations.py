@@ -1,4 +1,4 @@
-"""Every labelled equation of the book is checked by a test or declared a definition.
+"""Every labeled equation of the book is checked by a test or declared a definition.
 
 The book promises that its mathematics is executed. A test checks an equation when it computes
 both sides on concrete numbers and carries ``@pytest.mark.equation("eq-...")``; an equation
@@ -10,6 +10,7 @@ that only defines a symbol or states an assumption is listed, with its reason, i
 from __future__ import annotations
 
 import ast
+import io
 
 import pytest
 
@@ -26,14 +27,14 @@ def where(label: str) -> str:
     return EQUATIONS[label].relative_to(ROOT).as_posix()
 
 
-def test_the_book_has_labelled_equations():
+def test_the_book_has_labeled_equations():
     assert len(EQUATIONS) > 100
 
 
-def test_every_labelled_equation_is_checked_or_declared():
+def test_every_labeled_equation_is_checked_or_declared():
     unaccounted = sorted(set(EQUATIONS) - set(CHECKED) - set(DEFINITIONS))
     assert not unaccounted, (
-        "labelled equations that no test marks with pytest.mark.equation and that "
+        "labeled equations that no test marks with pytest.mark.equation and that "
         "tests/equation_definitions.py does not declare:\n"
         + "\n".join(f"  {label} ({where(label)})" for label in unaccounted)
     )
@@ -66,7 +67,7 @@ def test_labels_are_unique_across_the_book():
     for path in equation_checks.book_sources():
         for label in equation_checks.equation_labels(path.read_text(encoding="utf-8")):
             name = path.relative_to(ROOT).as_posix()
-            assert label not in seen, f"{label} is labelled in {seen[label]} and {name}"
+            assert label not in seen, f"{label} is labeled in {seen[label]} and {name}"
             seen[label] = name
 
 
@@ -143,3 +144,38 @@ def test_the_role_is_a_local_extension():
     assert config["sphinx"]["local_extensions"].get("equation_checks") == "_ext"
     tree = ast.parse((ROOT / "_ext" / "equation_checks.py").read_text(encoding="utf-8"))
     assert any(isinstance(node, ast.FunctionDef) and node.name == "setup" for node in tree.body)
+
+
+def test_the_role_names_the_test_and_warns_about_an_unchecked_label(tmp_path):
+    """A small Sphinx project with the extension: the note is rendered, an unknown label warns."""
+    from sphinx.application import Sphinx
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_sample.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.equation('eq-one')\ndef test_first(): ...\n"
+        "@pytest.mark.equation('eq-one', 'eq-two')\ndef test_second(): ...\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "conf.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / '_ext')!r})\n"
+        "extensions = ['myst_parser', 'equation_checks']\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "index.md").write_text(
+        "# Page\n\nKnown {checked}`eq-one eq-two`, unknown {checked}`eq-three`.\n",
+        encoding="utf-8",
+    )
+    warnings = io.StringIO()
+    app = Sphinx(
+        str(tmp_path), str(tmp_path), str(tmp_path / "_build"), str(tmp_path / "_doctrees"),
+        "html", status=None, warning=warnings, freshenv=True,
+    )  # fmt: skip
+    app.build()
+    html = (tmp_path / "_build" / "index.html").read_text(encoding="utf-8")
+    assert "checked by" in html and "tests/test_sample.py::test_first" in html
+    assert 'title="tests/test_sample.py::test_second"' in html  # the other test, in the tooltip
+    assert "1 more test" in html
+    assert "eq-three" in warnings.getvalue() and "pytest.mark.equation" in warnings.getvalue()
+    assert (tmp_path / "_build" / "_static" / "equation_checks.css").is_file()

@@ -1,4 +1,4 @@
-"""Checks of labelled equations of chapters 1-4 that no unit or claims test computed.
+"""Checks of labeled equations of chapters 1-4 that no unit or claims test computed.
 
 Each test computes both sides of its equations on concrete numbers, by separate routes
 (explicit sums, enumeration of every episode or text, power series, central differences),

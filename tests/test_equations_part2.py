@@ -1,4 +1,4 @@
-"""Checks of labelled equations of chapters 5-14 that no unit or claims test computed.
+"""Checks of labeled equations of chapters 5-14 that no unit or claims test computed.
 
 Each test computes both sides of its equations on concrete numbers, by separate routes
 (enumeration, power series, linear programs, central differences, numerical maximization),
