@@ -529,7 +529,6 @@ def test_the_observations_on_the_estimator_table():
     assert returns == [-0.1, 0.0, 0.9, 1.0]
 
 
-@pytest.mark.equation("eq-group-moments")
 def test_eq_group_moments_splits_the_batch_variance():
     # tr Cov of the group mean = per-sample / N + (N - 1)/N cross-covariance; the
     # cross-covariance is 0 for independent single-episode terms and not for a group baseline.

@@ -279,6 +279,36 @@ def test_leave_one_out_normalization_scales_the_gradient_by_the_mean_inverse_std
     )
 
 
+@pytest.mark.equation("eq-group-moments")
+@pytest.mark.parametrize("estimator", ["independent", "leave-one-out", "group-normalized"])
+def test_the_variance_of_the_group_mean_splits_into_own_and_cross_terms(estimator):
+    logits, rewards, size = np.array([0.3, -0.5, 0.1]), np.array([1.0, 0.0, 0.4]), 3
+    probs = softmax_rows(logits)
+    baseline = probs @ rewards
+    advantage_of = {
+        "independent": lambda group: group - baseline,  # a fixed baseline: independent terms
+        "leave-one-out": leave_one_out_advantages,
+        "group-normalized": lambda group: group_normalized_advantages(group, eps=0.1),
+    }[estimator]
+    weights, terms = [], []  # every group of actions, and its members' terms A_i ψ^(i)
+    for group in itertools.product(range(3), repeat=size):
+        advantage = advantage_of(rewards[list(group)])
+        weights.append(math.prod(probs[a] for a in group))
+        terms.append([advantage[i] * (np.eye(3)[a] - probs) for i, a in enumerate(group)])
+    weights, terms = np.array(weights), np.array(terms)  # (groups,), (groups, N, K)
+    mean_terms = np.einsum("g,gik->ik", weights, terms)
+    centered = terms - mean_terms
+    own = np.einsum("g,gk,gk->", weights, centered[:, 0], centered[:, 0])
+    cross = np.einsum("g,gk,gk->", weights, centered[:, 0], centered[:, 1])
+    batch = centered.mean(axis=1)
+    batch_variance = np.einsum("g,gk,gk->", weights, batch, batch)
+    assert batch_variance == pytest.approx(own / size + (size - 1) / size * cross, abs=1e-12)
+    if estimator == "independent":
+        assert cross == pytest.approx(0.0, abs=1e-12)
+    else:
+        assert abs(cross) > 1e-4
+
+
 # ---------------------------------------------------------------------------------------------
 # Chapter 8: the gradient of a weighted token loss
 # ---------------------------------------------------------------------------------------------
