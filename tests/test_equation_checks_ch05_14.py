@@ -30,7 +30,7 @@ from tests.oracles import (
     random_mdp,
     softmax_rows,
 )
-from tests.test_equations_part1 import state_action_power_series
+from tests.test_equation_checks_ch01_04 import state_action_power_series
 
 # ---------------------------------------------------------------------------------------------
 # Chapter 5 and 14: surrogates of the policy-gradient objective on a random MDP
