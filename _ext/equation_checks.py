@@ -28,7 +28,7 @@ STATIC = Path(__file__).resolve().parent / "equation_checks_static"
 # its label on the same line. Also the ``:label:`` option of a ``{math}`` directive.
 DOLLAR_LABEL = re.compile(r"^\$\$[ \t]*\((?P<label>[A-Za-z0-9_-]+)\)[ \t]*$", re.MULTILINE)
 MATH_DIRECTIVE = re.compile(
-    r"^(?P<fence>`{3,}|~{3,})\{math\}[^\n]*\n(?P<options>(?:[ \t]*:[^\n]*\n)*)", re.MULTILINE
+    r"^(?:`{3,}|~{3,}|:{3,})\{math\}[^\n]*\n(?P<options>(?:[ \t]*:[^\n]*\n)*)", re.MULTILINE
 )
 
 

@@ -94,6 +94,7 @@ def test_the_marker_is_registered():
         ("$$\nx = 1\n$$ (eq-one)\n", ["eq-one"]),
         ("$$ x $$\n", []),
         ("```{math}\n:label: eq-two\n:nowrap:\n\nx\n```\n", ["eq-two"]),
+        (":::{math}\n:label: eq-colon\nx\n:::\n", ["eq-colon"]),
         ("$$\na\n$$ (eq-a)\n\ntext\n\n```{math}\n:label: eq-b\nb\n```\n", ["eq-a", "eq-b"]),
     ],
 )
