@@ -121,6 +121,20 @@ def test_chapters_show_executed_outputs(built_site: Path):
     assert soup.find("img"), "no figure in chapter 1"
 
 
+def test_every_image_has_alt_text(built_site: Path):
+    # Without alt metadata myst-nb's images fall back to their file name as alt text.
+    images, missing = 0, []
+    for page in html_pages(built_site):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for image in soup.select("article img"):
+            images += 1
+            alt = image.get("alt", "").strip()
+            if not alt or alt == image.get("src") or re.search(r"\.(png|jpe?g|svg|gif)$", alt):
+                missing.append(f"{page.relative_to(built_site)}: {image.get('src')} alt={alt!r}")
+    assert images >= 14, "expected at least one figure per chapter"
+    assert not missing, "images without alt text:\n" + "\n".join(missing)
+
+
 def test_bibliography_lists_the_cited_works(built_site: Path):
     text = (built_site / "bibliography.html").read_text(encoding="utf-8")
     for author in ("Williams", "Sutton", "Schulman", "Lambert"):
