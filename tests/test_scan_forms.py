@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rlfound import returns
 from rlfound.advantages import packed_gae
 from rlfound.returns import discounted_cumsum, packed_discounted_returns
 from tests.oracles import (
@@ -162,16 +163,36 @@ def test_the_blocked_scan_does_not_write_to_its_inputs(shape):
 
 @pytest.mark.parametrize(
     ("shape", "form"),
-    [((4095,), "loop"), ((64, 63), "loop"), ((5000, 1), "loop"), ((4096,), "blocked")]
-    + [((1, 10_000), "blocked"), ((512, 8), "blocked")],
+    [
+        ((4095,), "loop"),
+        ((5000, 1), "loop"),
+        ((64, 64), "loop"),
+        ((4096, 128), "loop"),
+        ((4096,), "blocked"),
+        ((8, 512), "blocked"),
+        ((4097, 128), "blocked"),
+        ((4096, 129), "blocked"),
+        ((1, 10_000), "blocked"),
+    ],
 )
-def test_auto_chooses_the_form_by_shape(shape, form):
-    # As documented: the loop below 4096 entries or with a single step, blocked otherwise.
+def test_auto_chooses_the_form_by_shape(shape, form, monkeypatch):
+    # As documented: the loop for fewer than 4096 entries, a single step, or at most 2^19
+    # entries over at most 128 steps; the blocked scan otherwise. Rows that fit in one chunk
+    # give bitwise the loop's sums either way, so the choice is observed, not inferred.
+    blocked = returns._blocked_discounted_cumsum
+    calls = []
+
+    def spy(terms, discounts):
+        calls.append(terms.shape)
+        return blocked(terms, discounts)
+
+    monkeypatch.setattr(returns, "_blocked_discounted_cumsum", spy)
     rng = np.random.default_rng(4)
     terms, discounts = rng.normal(size=shape), rng.uniform(0.0, 1.0, size=shape)
-    np.testing.assert_array_equal(
-        discounted_cumsum(terms, discounts),
-        discounted_cumsum(terms, discounts, method=form),
+    sums = discounted_cumsum(terms, discounts)
+    assert calls == ([shape] if form == "blocked" else [])
+    assert_equal_up_to_rounding(
+        sums, discounted_cumsum(terms, discounts, method="loop"), terms, discounts
     )
 
 
