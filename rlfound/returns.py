@@ -159,12 +159,13 @@ def _scan_chunks_from(terms_by_time: np.ndarray, factors_by_time: np.ndarray, af
     """y_j = x_j + c_j y_{j+1} down axis 0 of (L, K) arrays, starting every chunk k from
     ``after[k]``, the sum that follows it.
 
-    The loop's own arithmetic, in place: the sums overwrite ``terms_by_time`` and the
-    factors are used as scratch, so no array is allocated per step.
+    The loop's own arithmetic, in place: the sums overwrite ``terms_by_time``, and one
+    row-sized scratch array (small enough to stay in cache) holds each product.
     """
+    product = np.empty_like(after)
     for j in range(terms_by_time.shape[0] - 1, -1, -1):
-        np.multiply(factors_by_time[j], after, out=factors_by_time[j])
-        np.add(terms_by_time[j], factors_by_time[j], out=terms_by_time[j])
+        np.multiply(factors_by_time[j], after, out=product)
+        np.add(terms_by_time[j], product, out=terms_by_time[j])
         after = terms_by_time[j]
 
 
