@@ -141,6 +141,8 @@ def _blocked_discounted_cumsum(terms: np.ndarray, discounts: np.ndarray) -> np.n
     row, and the stream is cut into chunks (see :func:`_blocked_stream_scan`).
     """
     shape = terms.shape
+    if terms.size == 0:
+        return np.zeros(shape)
     horizon = shape[-1]
     rows = terms.size // horizon
     if horizon <= _chunk_length(terms.size):

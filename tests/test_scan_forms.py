@@ -151,6 +151,14 @@ def test_the_blocked_scan_falls_back_to_the_loop_when_a_product_of_factors_overf
     np.testing.assert_array_equal(discounted_cumsum(terms, 1e30, method="blocked"), expected)
 
 
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 5), (2, 0, 4)])
+def test_empty_arrays_give_empty_sums(shape):
+    for method in ("loop", "blocked", "auto"):
+        sums = discounted_cumsum(np.zeros(shape), 0.5, method=method)
+        assert sums.shape == shape
+        assert sums.dtype == np.float64
+
+
 @pytest.mark.parametrize("shape", [(1, 5000), (5000,), (300, 20), (20, 300), (3, 1)])
 def test_the_blocked_scan_does_not_write_to_its_inputs(shape):
     rng = np.random.default_rng(3)
