@@ -205,9 +205,10 @@ def _blocked_stream_scan(
     y_first(k) = head_k + gain_k y_first(k + 1), a stream of K entries scanned by this same
     function. The second pass runs the recursion again in every chunk, now started from the
     sum after it. No reverse cumulative sum is divided by a product of factors (it would
-    underflow) and no carried part is subtracted (it would cancel): a gain that underflows
-    to 0 multiplies a sum it can no longer change. Returns None if a gain or head overflows
-    (possible only with factors above 1 in size), for the caller to fall back to the loop.
+    underflow) and no carried part is subtracted (it would cancel); a gain that underflows
+    to 0 only drops less than about 1e-308 times the sum after its chunk. Returns None if a
+    gain or head overflows (possible only with factors above 1 in size), for the caller to
+    fall back to the loop.
     """
     size = terms.size
     chunk = _chunk_length(size)
