@@ -250,6 +250,8 @@ def packed_gae(
     truncated: ArrayLike,
     gamma: float,
     lam: float,
+    *,
+    method: str = "auto",
 ) -> np.ndarray:
     """GAE over a stream that packs several episodes back to back, with timeouts handled.
 
@@ -288,6 +290,9 @@ def packed_gae(
         Discount factor γ in [0, 1].
     lam : float
         GAE parameter λ in [0, 1].
+    method : {"auto", "loop", "blocked"}, optional
+        How the backward scan runs, as in :func:`rlfound.returns.discounted_cumsum`: the
+        same advantages up to rounding, and by default the faster form for the shape.
 
     Returns
     -------
@@ -299,8 +304,8 @@ def packed_gae(
     ValueError
         If ``rewards`` is a scalar or non-finite, ``values``, ``next_values`` or a mask does
         not have the shape of ``rewards`` (or a mask is not 0/1), a step is both
-        terminated and truncated (naming ``truncated``), or ``gamma`` or ``lam`` is outside
-        [0, 1].
+        terminated and truncated (naming ``truncated``), ``gamma`` or ``lam`` is outside
+        [0, 1], or ``method`` is not one of the three names.
 
     References
     ----------
@@ -331,5 +336,5 @@ def packed_gae(
     # A true terminal state has no future value; every other step bootstraps.
     deltas = rewards + gamma * np.where(terminated, 0.0, next_values) - values
     # At an episode boundary the next entry belongs to another episode: cut the λ-chain.
-    done = terminated | truncated
-    return discounted_cumsum(deltas, gamma * lam * ~done)
+    discounts = np.where(terminated | truncated, 0.0, gamma * lam)
+    return discounted_cumsum(deltas, discounts, method=method)

@@ -364,6 +364,19 @@ CASES = [
     case(
         returns.discounted_cumsum, "discounts", "discounts must be finite; got inf", discounts=INF
     ),
+    *[
+        case(
+            f,
+            "method",
+            "method must be one of ('auto', 'loop', 'blocked'); got 'fast'",
+            method="fast",
+        )
+        for f in (
+            returns.discounted_cumsum,
+            returns.packed_discounted_returns,
+            advantages.packed_gae,
+        )
+    ],
     case(
         returns.discounted_returns,
         "rewards",

@@ -1,0 +1,268 @@
+"""The two forms of the backward scan: the clear loop and the blocked (two-level) scan.
+
+``method="blocked"`` must give the sums of ``method="loop"`` (the reference the book shows) up
+to rounding, on every shape and mask, and the packed-stream returns and GAE built on it must
+too. "Up to rounding" is judged elementwise against the scan of absolute values,
+
+    |fast_t - clear_t| <= 1e-12 * Σ_{k>=t} (Π_{t<=j<k} |c_j|) |x_k|,
+
+which bounds what rounding can do to either form even where the sum itself cancels to
+nearly 0 (a plain relative error would be meaningless there). The blocked form is also
+checked against the explicit-sum oracles of tests/oracles.py. Speed is measured in
+benchmarks/scan_speed.py, not here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rlfound import returns
+from rlfound.advantages import packed_gae
+from rlfound.returns import discounted_cumsum, packed_discounted_returns
+from tests.oracles import (
+    _read_only,
+    discounted_sum_loop,
+    packed_batches,
+    packed_gae_loop,
+    packed_returns_loop,
+    random_packed,
+)
+
+# Below the smallest normal float (about 2.2e-308) numbers lose relative precision in either
+# form (gradual underflow), so differences that small are not rounding of the scan's own.
+SUBNORMAL = np.finfo(np.float64).tiny
+
+batch_shapes = st.sampled_from([(), (1,), (3,), (2, 3)])
+horizons = st.one_of(st.integers(1, 4), st.integers(5, 400))
+seeds = st.integers(0, 2**32 - 1)
+# A boundary at every step, none at all, and densities between.
+end_probabilities = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 0.5))
+unit_edges = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0))
+
+
+def scan_of_absolute_values(terms, discounts):
+    discounts = np.broadcast_to(discounts, np.shape(terms))
+    return discounted_cumsum(np.abs(terms), np.abs(discounts), method="loop")
+
+
+def assert_equal_up_to_rounding(fast, clear, terms, discounts):
+    assert fast.shape == clear.shape
+    bound = 1e-12 * scan_of_absolute_values(terms, discounts) + SUBNORMAL
+    excess = np.abs(fast - clear) - bound
+    assert np.all(excess <= 0), f"worst excess {excess.max():.3e} at {np.argmax(excess)}"
+
+
+def random_terms(rng, shape):
+    """Normal terms whose sizes span six orders of magnitude, so that sums cancel."""
+    return rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4, size=shape)
+
+
+@st.composite
+def scan_inputs(draw):
+    """(terms, discounts): per-step factors c·(not done) with c on [0, 1], or any in [-1, 1]."""
+    shape = (*draw(batch_shapes), draw(horizons))
+    rng = np.random.default_rng(draw(seeds))
+    terms = random_terms(rng, shape)
+    if draw(st.booleans()):
+        done = rng.random(shape) < draw(end_probabilities)
+        discounts = draw(unit_edges) * ~done
+    else:
+        discounts = rng.uniform(-1.0, 1.0, size=shape)
+    return terms, discounts
+
+
+@st.composite
+def packed_streams(draw):
+    """(rewards, values, next_values, terminated, truncated) of any size, masks of any density."""
+    shape = (*draw(batch_shapes), draw(horizons))
+    rng = np.random.default_rng(draw(seeds))
+    p_end = draw(end_probabilities)
+    _, _, _, terminated, truncated = random_packed(rng, shape, p_end=p_end / 2)
+    rewards, values, next_values = (random_terms(rng, shape) for _ in range(3))
+    return rewards, values, next_values, terminated, truncated
+
+
+# --- the scan itself ----------------------------------------------------------------------------
+
+
+@given(pair=scan_inputs())
+def test_the_blocked_scan_equals_the_loop_up_to_rounding(pair):
+    terms, discounts = pair
+    clear = discounted_cumsum(terms, discounts, method="loop")
+    fast = discounted_cumsum(terms, discounts, method="blocked")
+    assert_equal_up_to_rounding(fast, clear, terms, discounts)
+
+
+@given(pair=scan_inputs(), discount=unit_edges)
+def test_the_blocked_scan_with_one_discount_equals_the_loop(pair, discount):
+    terms, _ = pair
+    clear = discounted_cumsum(terms, discount, method="loop")
+    fast = discounted_cumsum(terms, discount, method="blocked")
+    assert_equal_up_to_rounding(fast, clear, terms, discount)
+
+
+@given(pair=scan_inputs())
+def test_the_blocked_scan_equals_explicit_product_sums(pair):
+    terms, discounts = pair
+    terms, discounts = terms[..., :40], discounts[..., :40]  # the oracle is quadratic in T
+    fast = discounted_cumsum(terms, discounts, method="blocked")
+    for index in np.ndindex(terms.shape[:-1]):
+        oracle = discounted_sum_loop(terms[index], discounts[index])
+        bound = 1e-12 * scan_of_absolute_values(terms[index], discounts[index]) + SUBNORMAL
+        assert np.all(np.abs(fast[index] - oracle) <= bound)
+
+
+@pytest.mark.parametrize("shape", [(1, 20_000), (7, 3001), (4096, 3), (2, 2, 999)])
+def test_a_boundary_at_every_step_leaves_each_term_alone(shape):
+    terms = np.random.default_rng(0).normal(size=shape)
+    np.testing.assert_array_equal(discounted_cumsum(terms, 0.0, method="blocked"), terms)
+
+
+@pytest.mark.parametrize("shape", [(1, 20_000), (7, 3001), (4096, 3), (2, 2, 999)])
+def test_with_no_boundary_and_no_discount_the_sums_are_reverse_cumulative_sums(shape):
+    terms = np.random.default_rng(1).integers(-5, 6, size=shape).astype(float)
+    # Small integers add exactly, so the reverse cumulative sum is the exact answer.
+    exact = np.flip(np.cumsum(np.flip(terms, -1), axis=-1), -1)
+    np.testing.assert_array_equal(discounted_cumsum(terms, 1.0, method="blocked"), exact)
+
+
+def test_long_streams_with_factors_near_one_agree_and_do_not_underflow():
+    # γλ^t underflows to 0 within a few thousand steps; a form that divided a cumulative sum
+    # by it would return inf or nan here. 10^5 steps with a factor just below 1.
+    rng = np.random.default_rng(2)
+    terms = rng.normal(size=(1, 100_000))
+    for factor in (0.999, 0.5, 1e-3):
+        clear = discounted_cumsum(terms, factor, method="loop")
+        fast = discounted_cumsum(terms, factor, method="blocked")
+        assert np.all(np.isfinite(fast))
+        assert_equal_up_to_rounding(fast, clear, terms, factor)
+
+
+def test_the_blocked_scan_falls_back_to_the_loop_when_a_product_of_factors_overflows():
+    # Factors of 1e30 overflow a chunk's product although every sum is finite: nothing
+    # follows step 0, so y = (1, 0, 0, ...). A product times a zero sum must not become nan.
+    terms = np.zeros(5000)
+    terms[0] = 1.0
+    expected = np.zeros(5000)
+    expected[0] = 1.0
+    np.testing.assert_array_equal(discounted_cumsum(terms, 1e30, method="blocked"), expected)
+
+
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 5), (2, 0, 4)])
+def test_empty_arrays_give_empty_sums(shape):
+    for method in ("loop", "blocked", "auto"):
+        sums = discounted_cumsum(np.zeros(shape), 0.5, method=method)
+        assert sums.shape == shape
+        assert sums.dtype == np.float64
+
+
+@pytest.mark.parametrize("shape", [(1, 5000), (5000,), (300, 20), (20, 300), (3, 1)])
+def test_the_blocked_scan_does_not_write_to_its_inputs(shape):
+    rng = np.random.default_rng(3)
+    terms = _read_only(rng.normal(size=shape))
+    discounts = _read_only(rng.uniform(0.0, 1.0, size=shape))
+    clear = discounted_cumsum(terms, discounts, method="loop")
+    fast = discounted_cumsum(terms, discounts, method="blocked")
+    assert_equal_up_to_rounding(fast, clear, terms, discounts)
+
+
+@pytest.mark.parametrize(
+    ("shape", "form"),
+    [
+        ((4095,), "loop"),
+        ((5000, 1), "loop"),
+        ((64, 64), "loop"),
+        ((4096, 128), "loop"),
+        ((4096,), "blocked"),
+        ((8, 512), "blocked"),
+        ((4097, 128), "blocked"),
+        ((4096, 129), "blocked"),
+        ((1, 10_000), "blocked"),
+    ],
+)
+def test_auto_chooses_the_form_by_shape(shape, form, monkeypatch):
+    # As documented: the loop for fewer than 4096 entries, a single step, or at most 2^19
+    # entries over at most 128 steps; the blocked scan otherwise. Rows that fit in one chunk
+    # give bitwise the loop's sums either way, so the choice is observed, not inferred.
+    blocked = returns._blocked_discounted_cumsum
+    calls = []
+
+    def spy(terms, discounts):
+        calls.append(terms.shape)
+        return blocked(terms, discounts)
+
+    monkeypatch.setattr(returns, "_blocked_discounted_cumsum", spy)
+    rng = np.random.default_rng(4)
+    terms, discounts = rng.normal(size=shape), rng.uniform(0.0, 1.0, size=shape)
+    sums = discounted_cumsum(terms, discounts)
+    assert calls == ([shape] if form == "blocked" else [])
+    assert_equal_up_to_rounding(
+        sums, discounted_cumsum(terms, discounts, method="loop"), terms, discounts
+    )
+
+
+# --- packed-stream returns and GAE ------------------------------------------------------------
+
+
+def gae_scan_inputs(rewards, values, next_values, terminated, truncated, gamma, lam):
+    """The terms and factors packed_gae hands to the scan, for the rounding bound."""
+    deltas = rewards + gamma * np.where(terminated, 0.0, next_values) - values
+    return deltas, gamma * lam * ~(terminated | truncated)
+
+
+def return_scan_inputs(rewards, next_values, terminated, truncated, gamma):
+    """The terms and factors packed_discounted_returns hands to the scan."""
+    cut = truncated.copy()
+    cut[..., -1:] |= ~terminated[..., -1:]
+    bootstrap = np.where(cut, next_values, 0.0)
+    return rewards + gamma * bootstrap, gamma * ~(terminated | cut)
+
+
+@given(stream=packed_streams(), gamma=unit_edges, lam=unit_edges)
+def test_packed_gae_fast_form_equals_the_clear_form(stream, gamma, lam):
+    clear = packed_gae(*stream, gamma, lam, method="loop")
+    fast = packed_gae(*stream, gamma, lam, method="blocked")
+    assert_equal_up_to_rounding(fast, clear, *gae_scan_inputs(*stream, gamma, lam))
+
+
+@given(stream=packed_streams(), gamma=unit_edges)
+def test_packed_returns_fast_form_equals_the_clear_form(stream, gamma):
+    rewards, _, next_values, terminated, truncated = stream
+    arguments = (rewards, next_values, terminated, truncated, gamma)
+    clear = packed_discounted_returns(*arguments, method="loop")
+    fast = packed_discounted_returns(*arguments, method="blocked")
+    assert_equal_up_to_rounding(fast, clear, *return_scan_inputs(*arguments))
+
+
+@given(batch=packed_batches(), gamma=unit_edges, lam=unit_edges)
+def test_packed_gae_fast_form_equals_the_per_episode_sums(batch, gamma, lam):
+    fast = packed_gae(*batch, gamma, lam, method="blocked")
+    bound = scan_of_absolute_values(*gae_scan_inputs(*batch, gamma, lam))
+    assert np.all(np.abs(fast - packed_gae_loop(*batch, gamma, lam)) <= 1e-12 * bound + 1e-300)
+
+
+@given(batch=packed_batches(), gamma=unit_edges)
+def test_packed_returns_fast_form_equals_the_per_episode_sums(batch, gamma):
+    rewards, _, next_values, terminated, truncated = batch
+    arguments = (rewards, next_values, terminated, truncated, gamma)
+    fast = packed_discounted_returns(*arguments, method="blocked")
+    bound = scan_of_absolute_values(*return_scan_inputs(*arguments))
+    assert np.all(np.abs(fast - packed_returns_loop(*arguments)) <= 1e-12 * bound + 1e-300)
+
+
+@pytest.mark.parametrize("shape", [(2, 700), (1, 3000)])
+def test_packed_fast_forms_on_long_streams_equal_the_per_episode_sums(shape):
+    # Long enough for chunks of several steps and a carry scan one level up; episodes end
+    # about every 50 steps so that the quadratic oracle stays quick.
+    rng = np.random.default_rng(5)
+    batch = random_packed(rng, shape, p_end=0.01)
+    gamma, lam = 0.99, 0.95
+    rewards, _, next_values, terminated, truncated = batch
+    gae = packed_gae(*batch, gamma, lam, method="blocked")
+    np.testing.assert_allclose(gae, packed_gae_loop(*batch, gamma, lam), rtol=1e-12, atol=1e-12)
+    arguments = (rewards, next_values, terminated, truncated, gamma)
+    returns = packed_discounted_returns(*arguments, method="blocked")
+    np.testing.assert_allclose(returns, packed_returns_loop(*arguments), rtol=1e-12, atol=1e-12)
