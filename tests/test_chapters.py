@@ -18,10 +18,13 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import jupytext
 import pytest
+from bs4 import BeautifulSoup
 
 import rlfound
 from tests._book import ROOT, library_listings, notebook_documents
@@ -197,3 +200,46 @@ def test_library_docstrings_name_equations_that_exist():
                 if label not in labels.get(chapter, set()):
                     missing.append(f"{module.name}: {label} (chapter {chapter})")
     assert not missing, "docstrings cite equations the book does not have:\n" + "\n".join(missing)
+
+
+def test_the_listing_directive_renders_the_code_and_the_link(tmp_path: Path):
+    """A two-object Sphinx project: a listing with its options, and the function's entry."""
+    (tmp_path / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\n"
+        'extensions = ["listing", "sphinx.ext.autodoc"]\n'
+        'autodoc_typehints = "none"\nnitpicky = True\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "index.rst").write_text(
+        "Listing\n=======\n\n.. listing:: rlfound.returns.discounted_cumsum\n"
+        "   :caption: Returns\n   :linenos:\n   :emphasize-lines: 1\n\n"
+        ".. autofunction:: rlfound.returns.discounted_cumsum\n",
+        encoding="utf-8",
+    )
+    sphinx_build = Path(sys.executable).with_name("sphinx-build")
+    command = [str(sphinx_build), "-q", "-W", "-n", "-b", "html", str(tmp_path)]
+    completed = subprocess.run(
+        [*command, str(tmp_path / "html")], capture_output=True, text=True, timeout=300
+    )
+    assert completed.returncode == 0, completed.stderr
+    soup = BeautifulSoup((tmp_path / "html" / "index.html").read_text("utf-8"), "html.parser")
+    block = soup.select_one("div.library-listing")
+    code = block.get_text()
+    assert "def discounted_cumsum(terms: ArrayLike, discounts: ArrayLike)" in code
+    assert "y_t = x_t + c_t y_{t+1},    y_T = 0," in code
+    assert "Parameters" not in code and ">>>" not in code
+    assert "def discounted_cumsum" in block.select_one(".hll").get_text()
+    assert block.select(".linenos")
+    assert soup.select_one(".code-block-caption").get_text().strip().startswith("Returns")
+    link = soup.select_one("p.listing-api-link a")
+    assert link["href"] == "#rlfound.returns.discounted_cumsum"
+
+    # An object the library does not have fails the build.
+    (tmp_path / "index.rst").write_text(
+        "Listing\n=======\n\n.. listing:: rlfound.returns.no_such_function\n", encoding="utf-8"
+    )
+    completed = subprocess.run(
+        [*command, str(tmp_path / "broken")], capture_output=True, text=True, timeout=300
+    )
+    assert completed.returncode != 0
+    assert "defines no top-level function or class 'no_such_function'" in completed.stderr
