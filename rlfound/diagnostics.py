@@ -373,12 +373,12 @@ def group_variance_statistics(
         mean Var = (1/|𝒢|) Σ_g Var(R_g),
         φ = (1/|𝒢|) Σ_g [max_{i in g} R_i - min_{i in g} R_i <= atol],
 
-    with Var(R_g) the variance of the rewards of group g (:func:`rlfound.entropy.
-    group_reward_variance`, divisor n_g - ddof) and 𝒢 the set of groups. A group whose
-    rewards are all equal gives every group-baseline advantage exactly zero (chapter 7): φ is
-    the fraction of the batch that teaches nothing. φ rising toward 1 while the mean reward
-    rises means the tasks have become too easy for the policy (or, with φ rising and reward
-    falling, too hard).
+    with Var(R_g) the variance of the rewards of group g
+    (:func:`rlfound.entropy.group_reward_variance`, divisor n_g - ddof) and 𝒢 the set of
+    groups. A group whose rewards are all equal gives every group-baseline advantage exactly
+    zero (chapter 7): φ is the fraction of the batch that teaches nothing. φ rising toward 1
+    while the mean reward rises means the tasks have become too easy for the policy (or, with
+    φ rising and reward falling, too hard).
 
     Book: equation (eq-diag-all-equal), chapter 12.
 
@@ -1669,7 +1669,7 @@ def plot_history(
     history : sequence of mapping of str to float, or mapping of str to such sequences
         One table per step (at least one); or runs by name.
     names : sequence of str or of tuples of str, optional
-        The panels. Default: those of :data:`DEFAULT_PANELS` that occur in ``history``.
+        The panels. Default: those of ``DEFAULT_PANELS`` that occur in ``history``.
     ncols : int, optional
         Panels per row, >= 1. Default 3.
     steps : array_like, shape (S,), optional

@@ -23,9 +23,11 @@ build_fn                    (episodes) -> batch: the episodes of                
 logprob_fn                  (logits (B, L, V), input_ids (B, L)) -> (B, L - 1)           5
                             log-probabilities of the targets
 returns_fn                  (rewards, values, next_values, terminated, truncated)        7
-                            -> (B, T), packed streams as :func:`rlfound.advantages.packed_gae`
+                            -> (B, T), packed streams as in
+                            :func:`rlfound.advantages.packed_gae`
 sharded_loss_fn             (shards) -> float: a list of dicts with the four arrays of   8
-                            loss_fn, one per worker; the combined loss the optimizer sees
+                            loss_fn, one per worker; the combined loss the optimizer
+                            sees
 step_fn                     (batch) -> anything: one training step on a contract batch   9
 ==========================  ===========================================================  =====
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+#: A listing of a library function: ```{listing} rlfound.module.function``` (_ext/listing.py).
+LIBRARY_LISTING = re.compile(r"```\{listing\}\s+(?P<object>\S+)\n(?P<options>(?::[^\n]*\n)*)```")
 
 
 def toc_documents() -> list[str]:
@@ -27,3 +30,8 @@ def notebook_documents() -> list[Path]:
         if path.read_text(encoding="utf-8").startswith("---") and "kernelspec:" in head:
             found.append(path)
     return found
+
+
+def library_listings(path: Path) -> list[str]:
+    """The object paths of the ``{listing}`` directives of a document, in order."""
+    return [match["object"] for match in LIBRARY_LISTING.finditer(path.read_text("utf-8"))]

@@ -10,6 +10,8 @@ chapters a second time. A fresh cache per run means no stale output can hide a l
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import re
 import shutil
 import subprocess
@@ -19,7 +21,8 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from tests._book import ROOT, notebook_documents, toc_documents
+import rlfound
+from tests._book import ROOT, library_listings, notebook_documents, toc_documents
 from tests._solutions import load_module
 
 #: The build script of the two editions (``make book-student`` runs it).
@@ -152,6 +155,89 @@ def test_solutions_appendix_has_every_exercise_solution(built_site: Path):
         assert f'id="{label}"' in text, label
 
 
+def soup_of(page: Path) -> BeautifulSoup:
+    return BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+
+
+def test_listings_are_trimmed_and_link_to_the_api_reference(built_site: Path):
+    shown = 0
+    for path in notebook_documents():
+        objects = library_listings(path)
+        page = built_site / path.relative_to(ROOT).with_suffix(".html")
+        blocks = soup_of(page).select("div.library-listing")
+        assert len(blocks) == len(objects), page.name
+        for object_path, block in zip(objects, blocks, strict=True):
+            module, _, name = object_path.rpartition(".")
+            text = block.get_text()
+            assert f"def {name}(" in text, object_path
+            for left_out in ("Parameters", "Returns\n", "Examples", ">>>", "Book:"):
+                assert left_out not in text, f"{page.name}: {object_path} shows {left_out!r}"
+            link = block.find_next_sibling("p", class_="listing-api-link")
+            assert link is not None and link.find("a") is not None, object_path
+            href = link.find("a")["href"]
+            assert href == f"../api/{module.rpartition('.')[2]}.html#{object_path}"
+            target = soup_of(page.parent / href.split("#")[0])
+            assert target.find("dt", id=object_path) is not None, object_path
+            shown += 1
+    assert shown >= 100
+
+
+@pytest.mark.parametrize("module_name", [name for name in rlfound.__all__ if name[0] != "_"])
+def test_every_public_function_is_on_its_api_page(built_site: Path, module_name: str):
+    module = importlib.import_module(f"rlfound.{module_name}")
+    soup = soup_of(built_site / "api" / f"{module_name}.html")
+    documented = {tag["id"] for tag in soup.select("dt[id]")}
+    public = [
+        name
+        for name in module.__all__
+        if inspect.isfunction(getattr(module, name)) or inspect.isclass(getattr(module, name))
+    ]
+    assert public
+    missing = [name for name in public if f"{module.__name__}.{name}" not in documented]
+    assert not missing, f"{module_name} page lacks {missing}"
+
+
+def chapter_page(number: int) -> str:
+    (source,) = (ROOT / "chapters").glob(f"{number:02d}_*.md")
+    return f"../chapters/{source.stem}.html"
+
+
+def test_book_lines_link_to_the_equation_and_the_chapter(built_site: Path):
+    checked = 0
+    for module_name in (name for name in rlfound.__all__ if name[0] != "_"):
+        module = importlib.import_module(f"rlfound.{module_name}")
+        soup = soup_of(built_site / "api" / f"{module_name}.html")
+        for name in module.__all__:
+            docstring = inspect.getdoc(getattr(module, name)) or ""
+            line = re.search(r"^Book: equations? (.+), chapter (\d+)\.$", docstring, re.MULTILINE)
+            if not inspect.isfunction(getattr(module, name)) or line is None:
+                continue
+            chapter = chapter_page(int(line[2]))
+            entry = soup.find("dt", id=f"{module.__name__}.{name}").find_next_sibling("dd")
+            paragraph = next(p for p in entry.find_all("p") if p.get_text().startswith("Book:"))
+            links = {a["href"] for a in paragraph.find_all("a")}
+            assert chapter in links, f"{module_name}.{name}: {links}"
+            for label in re.findall(r"eq-[a-z0-9-]+", line[1]):
+                assert f"{chapter}#equation-{label}" in links, f"{module_name}.{name}: {label}"
+                anchors = soup_of(built_site / "api" / chapter).find_all(id=f"equation-{label}")
+                assert anchors, f"{chapter} has no equation {label}"
+            checked += 1
+    assert checked >= 100
+
+
+def test_an_api_entry_shows_its_equation_and_examples(built_site: Path):
+    soup = soup_of(built_site / "api" / "returns.html")
+    entry = soup.find("dt", id="rlfound.returns.discounted_cumsum").find_next_sibling("dd")
+    equation = entry.select_one("div.docstring-equation")
+    assert equation.get_text().startswith("y_t = x_t + c_t y_{t+1},    y_T = 0,")
+    assert "discounted_cumsum([1.0, 0.0, 2.0], 0.5)" in entry.select_one("div.doctest").get_text()
+    assert [dt.get_text() for dt in entry.select("dl.field-list > dt")][:3] == [
+        "Parameters:",
+        "Returns:",
+        "Raises:",
+    ]
+
+
 def test_a_failing_cell_fails_the_build(tmp_path: Path):
     """With the book's own configuration, an exception in any cell stops the build."""
     (tmp_path / "_config.yml").write_text(
@@ -190,6 +276,12 @@ def test_the_student_edition_has_no_solutions(student_build):
         # Every exercise still says where its solution is, without a dangling link.
         text = " ".join(BeautifulSoup(html, "html.parser").get_text().split())
         assert "Solution (instructor edition)" in text, page.name
+
+
+def test_the_student_edition_has_the_api_reference(student_build):
+    site, _ = student_build
+    soup = soup_of(site / "api" / "returns.html")
+    assert soup.find("dt", id="rlfound.returns.discounted_cumsum")
 
 
 def test_the_student_edition_shows_the_executed_chapters(student_build):

@@ -4,8 +4,11 @@ Executing the notebooks is the book build's job (tests/test_book.py executes eac
 in a fresh kernel, from its own folder). These checks read the sources only:
 
 - a chapter never redefines a library function (it imports and calls it);
-- every listing is a ``literalinclude`` of a public library function or of a reference
-  solution, and names an object that exists in that file;
+- a library function is shown with ``{listing} rlfound.module.function`` (``_ext/listing.py``),
+  which names a public function of a module of ``rlfound.__all__``; the listing is that
+  function's code, its docstring trimmed to the summary and equation;
+- a ``literalinclude`` shows a reference solution, never a library file, and names an object
+  that exists in that file;
 - every "Book: equation (eq-...), chapter N" line in a library docstring names a label that
   exists in chapter N, so the reader of a docstring can find its derivation.
 """
@@ -13,13 +16,19 @@ in a fresh kernel, from its own folder). These checks read the sources only:
 from __future__ import annotations
 
 import ast
+import importlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import jupytext
 import pytest
+from bs4 import BeautifulSoup
 
-from tests._book import ROOT, notebook_documents
+import rlfound
+from tests._book import ROOT, library_listings, notebook_documents
+from tests._solutions import load_module
 
 NOTEBOOKS = notebook_documents()
 LIBRARY = ROOT / "rlfound"
@@ -28,6 +37,10 @@ LISTING = re.compile(
     r"```\{literalinclude\}\s+(?P<path>\S+)\n(?P<options>(?::[^\n]*\n)*)", re.MULTILINE
 )
 BOOK_LINE = re.compile(r"Book: equations? (?P<labels>.+?), chapter (?P<chapter>\d+)\.")
+
+
+#: The ``{listing}`` directive, loaded as Sphinx loads it.
+listing = load_module(ROOT / "_ext" / "listing.py", "_listing")
 
 
 def library_modules() -> list[Path]:
@@ -68,11 +81,15 @@ def test_notebook_does_not_redefine_library_functions(path: Path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: str(path.relative_to(ROOT)))
-def test_listings_show_existing_public_functions(path: Path):
+def test_literalincludes_show_existing_solution_functions(path: Path):
     text = path.read_text(encoding="utf-8")
     for match in LISTING.finditer(text):
         target = (path.parent / match["path"]).resolve()
         assert target.is_file(), f"{path.name}: listing of a missing file {match['path']}"
+        assert not target.is_relative_to(LIBRARY), (
+            f"{path.name} shows {match['path']} with literalinclude; a library function is "
+            "shown with {listing} rlfound.module.function"
+        )
         options = dict(
             line[1:].split(":", 1) for line in match["options"].splitlines() if ":" in line[1:]
         )
@@ -80,6 +97,94 @@ def test_listings_show_existing_public_functions(path: Path):
         assert name, f"{path.name}: listing of {match['path']} without :pyobject:"
         assert not name.startswith("_"), f"{path.name} shows the private helper {name}"
         assert name in top_level_functions(target), f"{path.name}: {name} not in {target.name}"
+
+
+def test_the_chapters_show_library_functions():
+    assert sum(len(library_listings(path)) for path in NOTEBOOKS) >= 100
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: str(path.relative_to(ROOT)))
+def test_listings_show_public_library_functions(path: Path):
+    for object_path in library_listings(path):
+        module_name, _, name = object_path.rpartition(".")
+        package, _, module_short = module_name.partition(".")
+        assert package == "rlfound" and module_short in rlfound.__all__, (
+            f"{path.name}: {object_path} is not in a module of rlfound.__all__"
+        )
+        module = importlib.import_module(module_name)
+        assert name in module.__all__, f"{path.name}: {object_path} is not public"
+        assert not name.startswith("_"), f"{path.name} shows the private helper {object_path}"
+        assert name in top_level_functions(LIBRARY / f"{module_short}.py"), (
+            f"{path.name}: {object_path} is not a function defined in {module_short}.py"
+        )
+
+
+def _function(code: str, name: str) -> ast.FunctionDef:
+    return next(
+        node
+        for node in ast.parse(code).body
+        if isinstance(node, ast.FunctionDef) and node.name == name
+    )
+
+
+@pytest.mark.parametrize(
+    "object_path",
+    sorted({object_path for path in NOTEBOOKS for object_path in library_listings(path)}),
+)
+def test_a_listing_is_the_library_code_with_a_short_docstring(object_path: str):
+    """The listing's code is the function's own code; its docstring is the summary only."""
+    module_name, _, name = object_path.rpartition(".")
+    shown = listing.read_listing(object_path)
+    source = _function(Path(importlib.import_module(module_name).__file__).read_text(), name)
+    function = _function(shown.code, name)
+    # Signature, decorators and every statement after the docstring are those of the source.
+    assert ast.dump(function.args) == ast.dump(source.args)
+    assert ast.dump(function.returns) == ast.dump(source.returns)
+    assert [ast.dump(node) for node in function.body[1:]] == [
+        ast.dump(node) for node in source.body[1:]
+    ]
+    docstring = ast.get_docstring(function)
+    assert docstring.splitlines()[0].split()[:3] == ast.get_docstring(source).split()[:3]
+    for section in ("Parameters", "Returns", "Raises", "References", "Examples", "Book:"):
+        assert section not in docstring, f"{object_path}: the listing shows {section}"
+    assert ">>>" not in docstring
+    # Prose is wrapped for the page; only an equation line may be as long as the source's.
+    for line in shown.code.split('"""')[1].splitlines():
+        equation = line.startswith(" " * 8)
+        assert equation or len(line) <= listing.PROSE_WIDTH, f"{object_path}: {line!r}"
+
+
+def test_a_listing_keeps_the_summary_and_its_equation():
+    shown = listing.read_listing("rlfound.returns.discounted_cumsum")
+    assert shown.code.startswith("def discounted_cumsum(terms: ArrayLike, discounts: ArrayLike)")
+    docstring = ast.get_docstring(_function(shown.code, "discounted_cumsum"))
+    assert docstring.startswith("Discounted sums from every step to the end: the backward scan.")
+    # The equation, as written in the source, and the sentence it belongs to, to its full stop.
+    assert "\n    y_t = x_t + c_t y_{t+1},    y_T = 0,\n" in docstring
+    assert docstring.endswith("so that y_t = Σ_{k>=t} (Π_{t<=j<k} c_j) x_k.")
+    assert "for t in reversed(range(terms.shape[-1])):" in shown.code
+    assert shown.code.rstrip().endswith("return sums")
+
+
+def test_a_listing_without_an_equation_keeps_the_summary_line():
+    paragraphs = listing.trim_docstring(
+        "Say what it does.\n\nMore detail.\n\nParameters\n----------\nx : float\n    A number.\n"
+    )
+    assert paragraphs == ["Say what it does."]
+
+
+@pytest.mark.parametrize(
+    ("object_path", "message"),
+    [
+        ("rlfound.returns.no_such_function", "defines no top-level function or class"),
+        ("rlfound.no_such_module.discounted_returns", "no module"),
+        ("rlfound.returns._private_helper", "is private"),
+        ("discounted_returns", "is not of the form"),
+    ],
+)
+def test_a_listing_of_an_unknown_object_fails(object_path: str, message: str):
+    with pytest.raises(listing.ListingError, match=message):
+        listing.read_listing(object_path)
 
 
 def test_library_docstrings_name_equations_that_exist():
@@ -95,3 +200,46 @@ def test_library_docstrings_name_equations_that_exist():
                 if label not in labels.get(chapter, set()):
                     missing.append(f"{module.name}: {label} (chapter {chapter})")
     assert not missing, "docstrings cite equations the book does not have:\n" + "\n".join(missing)
+
+
+def test_the_listing_directive_renders_the_code_and_the_link(tmp_path: Path):
+    """A two-object Sphinx project: a listing with its options, and the function's entry."""
+    (tmp_path / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\n"
+        'extensions = ["listing", "sphinx.ext.autodoc"]\n'
+        'autodoc_typehints = "none"\nnitpicky = True\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "index.rst").write_text(
+        "Listing\n=======\n\n.. listing:: rlfound.returns.discounted_cumsum\n"
+        "   :caption: Returns\n   :linenos:\n   :emphasize-lines: 1\n\n"
+        ".. autofunction:: rlfound.returns.discounted_cumsum\n",
+        encoding="utf-8",
+    )
+    sphinx_build = Path(sys.executable).with_name("sphinx-build")
+    command = [str(sphinx_build), "-q", "-W", "-n", "-b", "html", str(tmp_path)]
+    completed = subprocess.run(
+        [*command, str(tmp_path / "html")], capture_output=True, text=True, timeout=300
+    )
+    assert completed.returncode == 0, completed.stderr
+    soup = BeautifulSoup((tmp_path / "html" / "index.html").read_text("utf-8"), "html.parser")
+    block = soup.select_one("div.library-listing")
+    code = block.get_text()
+    assert "def discounted_cumsum(terms: ArrayLike, discounts: ArrayLike)" in code
+    assert "y_t = x_t + c_t y_{t+1},    y_T = 0," in code
+    assert "Parameters" not in code and ">>>" not in code
+    assert "def discounted_cumsum" in block.select_one(".hll").get_text()
+    assert block.select(".linenos")
+    assert soup.select_one(".code-block-caption").get_text().strip().startswith("Returns")
+    link = soup.select_one("p.listing-api-link a")
+    assert link["href"] == "#rlfound.returns.discounted_cumsum"
+
+    # An object the library does not have fails the build.
+    (tmp_path / "index.rst").write_text(
+        "Listing\n=======\n\n.. listing:: rlfound.returns.no_such_function\n", encoding="utf-8"
+    )
+    completed = subprocess.run(
+        [*command, str(tmp_path / "broken")], capture_output=True, text=True, timeout=300
+    )
+    assert completed.returncode != 0
+    assert "defines no top-level function or class 'no_such_function'" in completed.stderr

@@ -1,0 +1,142 @@
+"""The API reference (``api/``): library docstrings as book pages, linked to the chapters.
+
+Autodoc reads the docstrings and numpydoc renders them. Before numpydoc parses a docstring,
+this extension
+
+- turns its "Book: ..." line into links: ``(eq-...)`` becomes a reference to that numbered
+  equation, ``(sec-...)`` a reference to that section, and "chapter N" a link to chapter N
+  (a dangling one fails the strict build like any broken reference);
+- shows every indented block of its free text (the summary and the Notes), which is an
+  equation or an aligned table in plain Unicode, as preformatted text: laid out as in the
+  source, its alignment kept, and never read as reStructuredText;
+- escapes ``|`` and a trailing ``_`` in the rest of its text (but not in its literals, roles,
+  tables, literal blocks and examples): ``|A_i|`` and ``f_+`` there are mathematics, not a
+  substitution and a link.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from functools import cache
+from pathlib import Path
+
+from sphinx.util import logging
+
+ROOT = Path(__file__).resolve().parents[1]
+LOGGER = logging.getLogger(__name__)
+
+#: A numpydoc section heading, the line after it being dashes.
+SECTION_NAME = re.compile(r"^[A-Z][A-Za-z ]*$")
+#: The sections of running text, whose indented blocks are equations.
+FREE_TEXT_SECTIONS = {None, "Notes", "Warnings"}
+BOOK_LINE = re.compile(r"^\s*Book:")
+EQUATION = re.compile(r"\((eq-[a-z0-9-]+)\)")
+SECTION = re.compile(r"\((sec-[a-z0-9-]+)\)")
+CHAPTER = re.compile(r"\bchapter (\d+)\b")
+#: Inline literals, roles and interpreted text, where nothing is escaped.
+PROTECTED = re.compile(r"(``.+?``|(?::[\w:.-]+:)?`[^`]+`_{0,2})")
+#: A trailing underscore that reStructuredText would read as a reference, as in ``f_+``.
+TRAILING_UNDERSCORE = re.compile(r"(?<=\w)_(?=$|[\s\-.,:;!?/'\")\]}>+])")
+TABLE_BORDER = re.compile(r"^\s*=+( +=+)+\s*$")
+
+
+@cache
+def chapter_document(number: int) -> str | None:
+    """The document name of chapter ``number`` (``chapters/01_foundations``), if it exists."""
+    found = sorted((ROOT / "chapters").glob(f"{number:02d}_*.md"))
+    return f"chapters/{found[0].stem}" if found else None
+
+
+def link_book_line(line: str, where: str) -> str:
+    """A docstring's "Book: ..." line with its equations, sections and chapters as links."""
+
+    def chapter_link(match: re.Match) -> str:
+        document = chapter_document(int(match[1]))
+        if document is None:
+            LOGGER.warning(f"{where}: the book has no chapter {match[1]}", type="api_reference")
+            return match[0]
+        return f":doc:`chapter {match[1]} </{document}>`"
+
+    line = EQUATION.sub(r":eq:`\1`", line)
+    line = SECTION.sub(r"(:ref:`\1`)", line)
+    return CHAPTER.sub(chapter_link, line)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def escape_markup(line: str) -> str:
+    """``line`` with ``|`` and a word's trailing ``_`` escaped outside literals and roles.
+
+    In the docstrings they are mathematics (``|A_i|``, ``f_+``), which reStructuredText would
+    read as a substitution or a link.
+    """
+    parts = PROTECTED.split(line)
+    for index in range(0, len(parts), 2):
+        parts[index] = TRAILING_UNDERSCORE.sub(r"\\_", parts[index].replace("|", r"\|"))
+    return "".join(parts)
+
+
+def _indented_block(lines: list[str], index: int) -> tuple[list[str], int]:
+    """The indented lines (and the blank lines among them) from ``index``; the next index."""
+    block = []
+    while index < len(lines) and (not lines[index].strip() or _indent(lines[index]) > 0):
+        block.append(lines[index])
+        index += 1
+    while block and not block[-1].strip():
+        block.pop()
+        index -= 1
+    return block, index
+
+
+def rewrite_docstring(lines: list[str], where: str) -> list[str]:
+    """The docstring lines with links to the book and equations as preformatted blocks."""
+    result: list[str] = []
+    section = None
+    table_borders = 0
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        previous = next((text for text in reversed(result) if text.strip()), "")
+        starts_block = _indent(line) > 0 and (not result or not result[-1].strip())
+        if SECTION_NAME.match(line) and re.fullmatch(r"-{3,}", following.strip()):
+            section = line.strip()
+            result.extend([line, following])
+            index += 2
+        elif section == "Examples":
+            result.append(line)
+            index += 1
+        elif TABLE_BORDER.match(line) or table_borders:
+            # A simple table of reStructuredText: its columns are aligned, leave it as it is.
+            table_borders = (table_borders + bool(TABLE_BORDER.match(line))) % 3
+            result.append(line)
+            index += 1
+        elif starts_block and previous.endswith("::"):
+            block, index = _indented_block(lines, index)
+            result.extend(block)
+        elif starts_block and section in FREE_TEXT_SECTIONS:
+            block, index = _indented_block(lines, index)
+            result.extend([".. code-block:: none", "   :class: docstring-equation", ""])
+            block = textwrap.dedent("\n".join(block)).splitlines()
+            result.extend(f"   {text}" if text.strip() else "" for text in block)
+            result.append("")
+        elif BOOK_LINE.match(line):
+            result.append(link_book_line(line, where))
+            index += 1
+        else:
+            result.append(escape_markup(line))
+            index += 1
+    return result
+
+
+def process_docstring(app, what, name, obj, options, lines):
+    lines[:] = rewrite_docstring(list(lines), name)
+
+
+def setup(app):
+    # Before numpydoc (priority 500) splits the docstring into its sections.
+    app.connect("autodoc-process-docstring", process_docstring, priority=400)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
