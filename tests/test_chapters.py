@@ -156,7 +156,7 @@ def test_a_listing_is_the_library_code_with_a_short_docstring(object_path: str):
 
 def test_a_listing_keeps_the_summary_and_its_equation():
     shown = listing.read_listing("rlfound.returns.discounted_cumsum")
-    assert shown.code.startswith("def discounted_cumsum(terms: ArrayLike, discounts: ArrayLike)")
+    assert shown.code.startswith("def discounted_cumsum(\n    terms: ArrayLike, discounts: ArrayLike, *,")
     docstring = ast.get_docstring(_function(shown.code, "discounted_cumsum"))
     assert docstring.startswith("Discounted sums from every step to the end: the backward scan.")
     # The equation, as written in the source, and the sentence it belongs to, to its full stop.
@@ -225,7 +225,7 @@ def test_the_listing_directive_renders_the_code_and_the_link(tmp_path: Path):
     soup = BeautifulSoup((tmp_path / "html" / "index.html").read_text("utf-8"), "html.parser")
     block = soup.select_one("div.library-listing")
     code = block.get_text()
-    assert "def discounted_cumsum(terms: ArrayLike, discounts: ArrayLike)" in code
+    assert "terms: ArrayLike, discounts: ArrayLike, *, method: str" in code
     assert "y_t = x_t + c_t y_{t+1},    y_T = 0," in code
     assert "Parameters" not in code and ">>>" not in code
     assert "def discounted_cumsum" in block.select_one(".hll").get_text()
