@@ -274,6 +274,9 @@ def open_site(site: Path, screenshots: Path) -> Iterator[BrowserSession]:
             device_scale_factor=0.5,
             service_workers="block",
         )
+        # A loaded two-core CI machine takes several seconds for a long page; Playwright's
+        # default of 30 s per step would make the test fail on load instead of on a fault.
+        context.set_default_timeout(120_000)
         try:
             yield BrowserSession(context, base_url, screenshots)
         finally:
