@@ -39,17 +39,33 @@ def setup(app):
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
+def _merge(config: dict, settings: dict) -> None:
+    """Set ``settings`` in ``config``, merging nested sections key by key."""
+    for key, value in settings.items():
+        if isinstance(value, dict) and isinstance(config.get(key), dict):
+            _merge(config[key], value)
+        else:
+            config[key] = value
+
+
 def write_sources(
-    output: Path = OUTPUT, *, student: bool = True, cache: Path | None = None
+    output: Path = OUTPUT,
+    *,
+    student: bool = True,
+    cache: Path | None = None,
+    settings: dict | None = None,
 ) -> tuple[Path, Path]:
     """Write an edition's configuration and table of contents; return their paths.
 
     ``student`` leaves the solutions appendix out. ``cache``, if given, executes the
     notebooks through that jupyter-cache folder instead of re-executing every one of them.
+    ``settings`` are ``_config.yml`` entries to set on top of the book's (nested sections are
+    merged), such as a JupyterHub for the launch buttons.
     """
     import yaml
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    _merge(config, settings or {})
     # Paths in a configuration outside the book's root must not depend on where it lives.
     config["bibtex_bibfiles"] = [str(ROOT / name) for name in config["bibtex_bibfiles"]]
     sphinx = config["sphinx"]
@@ -76,9 +92,15 @@ def write_sources(
     return config_path, toc_path
 
 
-def command(output: Path = OUTPUT, *, student: bool = True, cache: Path | None = None) -> list:
+def command(
+    output: Path = OUTPUT,
+    *,
+    student: bool = True,
+    cache: Path | None = None,
+    settings: dict | None = None,
+) -> list:
     """The strict ``jupyter-book build`` command of an edition (its sources written first)."""
-    config_path, toc_path = write_sources(output, student=student, cache=cache)
+    config_path, toc_path = write_sources(output, student=student, cache=cache, settings=settings)
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     return [
         *(str(jupyter_book), "build", str(ROOT), "--config", str(config_path)),

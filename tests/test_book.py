@@ -6,6 +6,13 @@ jupyter-cache folder: the full edition executes every notebook of the table of c
 in a fresh kernel started in the notebook's own folder (what a student gets when opening one
 chapter as a notebook), and the student edition reuses those outputs instead of executing the
 chapters a second time. A fresh cache per run means no stale output can hide a library change.
+The student edition is built as an institution would publish it for a course, with launch
+buttons for a sample JupyterHub.
+
+The full edition is then opened in headless Chromium with the network off (``tests/_browser.py``):
+every chapter and solution page must typeset all of its mathematics, load all of its figures,
+log no error and offer its executed notebook for download. Full-page screenshots are kept in
+``_build/screenshots/``.
 """
 
 from __future__ import annotations
@@ -17,11 +24,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
+import jupytext
+import nbformat
 import pytest
 from bs4 import BeautifulSoup
 
 import rlfound
+from tests import _browser
 from tests._book import ROOT, library_listings, notebook_documents, toc_documents
 from tests._solutions import load_module
 
@@ -37,9 +48,19 @@ SPHINX_PROBLEM = re.compile(r"(^|: )(WARNING|ERROR|CRITICAL):")
 EXECUTED = re.compile(r"^(?P<path>\S+\.md): Executing notebook", re.MULTILINE)
 
 
-def strict_build(output: Path, *, student: bool, cache: Path) -> str:
+#: The two ``_config.yml`` entries the README tells a teacher to set for launch buttons, with
+#: a sample hub and repository.
+SAMPLE_HUB = "https://hub.example.edu"
+SAMPLE_REPOSITORY = "https://github.com/example-university/rlfound"
+LAUNCH_SETTINGS = {
+    "launch_buttons": {"jupyterhub_url": SAMPLE_HUB},
+    "repository": {"url": SAMPLE_REPOSITORY, "branch": "main"},
+}
+
+
+def strict_build(output: Path, *, student: bool, cache: Path, settings: dict | None = None) -> str:
     """Build an edition into ``output``; assert success without warnings; return the log."""
-    command = editions.command(output, student=student, cache=cache)
+    command = editions.command(output, student=student, cache=cache, settings=settings)
     completed = subprocess.run(command, capture_output=True, text=True, timeout=3600)
     log = completed.stdout + completed.stderr
     assert completed.returncode == 0, log[-6000:]
@@ -68,9 +89,10 @@ def built_site(full_build) -> Path:
 
 @pytest.fixture(scope="module")
 def student_build(tmp_path_factory, execution_cache, full_build) -> tuple[Path, str]:
-    """The student edition, built after the full one with the same execution cache."""
+    """The student edition, built after the full one with the same execution cache, with
+    launch buttons for a sample JupyterHub."""
     output = tmp_path_factory.mktemp("student")
-    log = strict_build(output, student=True, cache=execution_cache)
+    log = strict_build(output, student=True, cache=execution_cache, settings=LAUNCH_SETTINGS)
     return output / "_build" / "html", log
 
 
@@ -290,3 +312,136 @@ def test_the_student_edition_shows_the_executed_chapters(student_build):
         (site / "chapters" / "01_foundations.html").read_text("utf-8"), "html.parser"
     )
     assert soup.select(".cell_output")
+
+
+def notebook_pages(*, student: bool = False) -> list[str]:
+    """The documents rendered from notebooks (chapters and, in the full edition, solutions)."""
+    documents = [path.relative_to(ROOT).with_suffix("").as_posix() for path in notebook_documents()]
+    return [name for name in documents if not (student and name.startswith("solutions/"))]
+
+
+def download_links(site: Path, document: str) -> dict[str, str]:
+    """The entries of a page's download menu: text to link, as written in the HTML."""
+    soup = BeautifulSoup((site / f"{document}.html").read_text("utf-8"), "html.parser")
+    menu = soup.select(".dropdown-download-buttons .dropdown-menu > li > *")
+    return {" ".join(item.get_text().split()): item.get("href", "") for item in menu}
+
+
+def assert_executed_copy(notebook: nbformat.NotebookNode, document: str) -> None:
+    """``notebook`` is a valid notebook of ``document``'s code, executed, with outputs."""
+    nbformat.validate(notebook)
+    source = jupytext.read(ROOT / f"{document}.md")
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert [cell.source for cell in code] == [
+        cell.source for cell in source.cells if cell.cell_type == "code"
+    ], document
+    assert all(cell.execution_count for cell in code), f"{document}: a cell was not executed"
+    assert any(cell.outputs for cell in code), f"{document}: no outputs"
+
+
+@pytest.mark.parametrize("edition", ["full", "student"])
+def test_every_notebook_page_offers_its_executed_notebook(edition, request):
+    site, _ = request.getfixturevalue(f"{edition}_build")
+    documents = notebook_pages(student=edition == "student")
+    assert any(name.startswith("chapters/") for name in documents)
+    for document in documents:
+        links = download_links(site, document)
+        assert ".ipynb" in links, f"{document}: download menu offers only {sorted(links)}"
+        target = (site / document).parent / links[".ipynb"]
+        assert target.resolve() == (site / "_sources" / f"{document}.ipynb").resolve()
+        assert_executed_copy(nbformat.read(target, as_version=4), document)
+    # Pages that are not notebooks offer no notebook.
+    assert ".ipynb" not in download_links(site, "intro")
+
+
+def test_launch_buttons_open_the_chapters_from_the_repository(student_build):
+    """With the two settings of the README, each chapter's JupyterHub button pulls the
+    repository onto the hub and opens that chapter's notebook, a file of the repository."""
+    site, _ = student_build
+    repository_name = SAMPLE_REPOSITORY.rsplit("/", 1)[1]
+    documents = notebook_pages(student=True)
+    for document in documents:
+        soup = BeautifulSoup((site / f"{document}.html").read_text("utf-8"), "html.parser")
+        buttons = soup.select(".dropdown-launch-buttons .dropdown-menu a")
+        assert [" ".join(a.get_text().split()) for a in buttons] == ["JupyterHub"], document
+        url = urlsplit(buttons[0]["href"])
+        assert f"{url.scheme}://{url.netloc}" == SAMPLE_HUB
+        assert url.path == "/hub/user-redirect/git-pull"
+        query = {key: values[0] for key, values in parse_qs(url.query).items()}
+        assert query["repo"] == SAMPLE_REPOSITORY
+        assert query["branch"] == "main"
+        # nbgitpuller clones into a folder named after the repository; the rest of the path
+        # is the notebook's path in the repository.
+        prefix = f"tree/{repository_name}/"
+        assert query["urlpath"].startswith(prefix), query["urlpath"]
+        opened = ROOT / query["urlpath"][len(prefix) :]
+        assert opened == ROOT / f"{document}.md"
+        assert opened in notebook_documents()
+    # Pages without a notebook have nothing to launch.
+    soup = BeautifulSoup((site / "intro.html").read_text("utf-8"), "html.parser")
+    assert not soup.select(".dropdown-launch-buttons")
+
+
+# -- In a real browser, offline -------------------------------------------------------------
+
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+BROWSER_PAGES = [
+    document for document in toc_documents() if document.startswith(("chapters/", "solutions/"))
+]
+#: A word of chapter 4's text that few other pages use.
+SEARCH_TERM, SEARCH_PAGE = "Gymnasium", "chapters/04_critics_gae_timeouts"
+
+
+@pytest.fixture(scope="module")
+def browser(request):
+    """Headless Chromium over the full edition, served locally; skips without a browser."""
+    reason = _browser.unavailable()
+    if reason:
+        pytest.skip(f"no browser for the browser tests: {reason}")
+    site = request.getfixturevalue("built_site")
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+    with _browser.open_site(site, SCREENSHOTS) as session:
+        yield session
+
+
+@pytest.mark.parametrize("document", BROWSER_PAGES)
+def test_a_page_renders_offline_in_a_browser(browser, document):
+    report = browser.inspect(document)
+    assert not report.failed_requests, report.failed_requests
+    assert not report.console_errors, report.console_errors
+    math = report.math
+    assert not math["errors"], f"MathJax errors: {math['errors']}"
+    assert not math["untypeset"], f"formulas left as TeX: {math['untypeset']}"
+    assert not report.raw_tex, f"raw TeX in the text: {report.raw_tex}"
+    if math["formulas"]:
+        assert math["loaded"] and math["containers"] > 0, math
+    assert not report.images["broken"], f"images not loaded: {report.images['broken']}"
+    assert (browser.screenshots / f"{document}.png").stat().st_size > 0
+    assert ".ipynb" in report.downloads, f"download menu: {sorted(report.downloads)}"
+    assert_executed_copy(nbformat.reads(report.notebook, as_version=4), document)
+
+
+def test_browser_pages_cover_every_chapter_and_solution():
+    assert len([page for page in BROWSER_PAGES if page.startswith("chapters/")]) >= 14
+    assert len([page for page in BROWSER_PAGES if page.startswith("solutions/")]) >= 14
+
+
+def test_search_finds_a_term_of_chapter_4(browser):
+    page, report = browser.open(f"search.html?q={SEARCH_TERM}")
+    try:
+        summary = page.locator("#search-results .search-summary")
+        summary.wait_for(state="visible")
+        page.wait_for_function(
+            "() => /finished|did not match/i.test("
+            "document.querySelector('#search-results .search-summary')"
+            ".textContent)"
+        )
+        links = page.locator("#search-results ul.search li a").evaluate_all(
+            "(links) => links.map((link) => link.href)"
+        )
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "search.png"), full_page=True)
+    finally:
+        page.close()
+    assert not report.failed_requests and not report.console_errors, report
+    assert any(link.split("#")[0].endswith(f"{SEARCH_PAGE}.html") for link in links), links

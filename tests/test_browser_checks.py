@@ -1,0 +1,100 @@
+"""The browser checks of the book test (``tests/_browser.py``) see what they look for.
+
+A small site holds, next to a correct page, a page with each fault the book test must catch:
+a formula MathJax cannot parse, an undefined macro, TeX outside any formula, a formula cut
+in two by a list, a formula on a page without MathJax, a missing image, an image from another
+host, and an error logged to the console.
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+from importlib.metadata import distribution
+from pathlib import Path
+
+import pytest
+
+from tests import _browser
+
+# A 1x1 transparent PNG.
+PIXEL = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+)
+MATHJAX_HEAD = """<script>window.MathJax = {options: {processHtmlClass: "math"}}</script>
+<script defer src="mathjax/tex-chtml.js"></script>"""
+
+
+def page(head: str, body: str) -> str:
+    # As in Sphinx's pages, MathJax looks for TeX only in elements of the class "math".
+    body = f"<body><div class='tex2jax_ignore mathjax_ignore'>{body}</div></body>"
+    return f"<!DOCTYPE html><html><head>{head}</head>{body}</html>"
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    reason = _browser.unavailable()
+    if reason:
+        pytest.skip(f"no browser for the browser tests: {reason}")
+    site = tmp_path_factory.mktemp("site")
+    mathjax = Path(str(distribution("sphinx-mathjax-offline").locate_file(""))) / (
+        "sphinx-mathjax-offline/static/mathjax"
+    )
+    shutil.copytree(mathjax, site / "mathjax")
+    (site / "pixel.png").write_bytes(PIXEL)
+    (site / "good.html").write_text(
+        page(MATHJAX_HEAD, r"<p><span class='math'>\(x^2\)</span></p><img src='pixel.png'>")
+    )
+    (site / "faulty.html").write_text(
+        page(
+            MATHJAX_HEAD,
+            r"<p><span class='math'>\(x^\)</span> <span class='math'>\(\undefinedmacro\)</span>"
+            r"</p><p>raw \(y\) in prose</p>"
+            "<p>a formula $6c</p><ul><li>1.2 = 0$ cut by a list</li></ul>"
+            "<img src='missing.png'><img src='https://example.com/remote.png'>"
+            "<script>console.error('deliberate failure')</script>",
+        )
+    )
+    (site / "no-mathjax.html").write_text(page("", r"<span class='math'>\(z\)</span>"))
+    with _browser.open_site(site, tmp_path_factory.mktemp("screenshots")) as opened:
+        yield opened
+
+
+def test_a_correct_page_reports_nothing(session):
+    report = session.inspect("good")
+    assert report.console_errors == []
+    assert report.failed_requests == []
+    assert report.raw_tex == []
+    assert report.images == {"count": 1, "broken": []}
+    assert report.math["loaded"]
+    assert report.math["formulas"] == report.math["containers"] == 1
+    assert report.math["untypeset"] == report.math["errors"] == []
+    assert (session.screenshots / "good.png").stat().st_size > 0
+
+
+def test_every_fault_of_a_page_is_reported(session):
+    report = session.inspect("faulty")
+    assert report.math["errors"] == [
+        "Missing superscript or subscript argument",
+        r"undefined macro \undefinedmacro",
+    ]
+    assert any(r"\(y\)" in snippet for snippet in report.raw_tex), report.raw_tex
+    assert any("$6c" in snippet for snippet in report.raw_tex), report.raw_tex
+    assert any("0$ cut" in snippet for snippet in report.raw_tex), report.raw_tex
+    assert sorted(url.rsplit("/", 1)[1] for url in report.images["broken"]) == [
+        "missing.png",
+        "remote.png",
+    ]
+    assert any("deliberate failure" in error for error in report.console_errors)
+    assert "blocked request to https://example.com/remote.png" in report.failed_requests
+    assert any(
+        problem.startswith("HTTP 404") and problem.endswith("/missing.png")
+        for problem in report.failed_requests
+    ), report.failed_requests
+
+
+def test_a_formula_without_mathjax_is_reported_untypeset(session):
+    report = session.inspect("no-mathjax")
+    assert not report.math["loaded"]
+    assert report.math["untypeset"] == [r"\(z\)"]
+    assert report.raw_tex
