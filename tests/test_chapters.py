@@ -156,7 +156,9 @@ def test_a_listing_is_the_library_code_with_a_short_docstring(object_path: str):
 
 def test_a_listing_keeps_the_summary_and_its_equation():
     shown = listing.read_listing("rlfound.returns.discounted_cumsum")
-    assert shown.code.startswith("def discounted_cumsum(\n    terms: ArrayLike, discounts: ArrayLike, *,")
+    assert shown.code.startswith(
+        "def discounted_cumsum(\n    terms: ArrayLike, discounts: ArrayLike, *,"
+    )
     docstring = ast.get_docstring(_function(shown.code, "discounted_cumsum"))
     assert docstring.startswith("Discounted sums from every step to the end: the backward scan.")
     # The equation, as written in the source, and the sentence it belongs to, to its full stop.
