@@ -245,3 +245,65 @@ def test_the_listing_directive_renders_the_code_and_the_link(tmp_path: Path):
     )
     assert completed.returncode != 0
     assert "defines no top-level function or class 'no_such_function'" in completed.stderr
+
+
+_LIST_MARKER = re.compile(r"\s*(?:[-+*]|\d+[.)])\s")
+_FENCE = re.compile(r"\s*(`{3,}|:{3,})\s*(\S*)")
+# Fences whose body is not Markdown; the body of every other directive (admonitions,
+# exercises, proofs) is.
+_VERBATIM = re.compile(r"$|\w+$|\{(code-cell|listing|literalinclude|math|eval-rst|code-block)\}")
+
+
+def math_cut_by_list_markers(text: str) -> list[int]:
+    """Line numbers where a wrapped line inside inline math ``$...$`` starts like a list item.
+
+    Markdown reads such a line as a new list item, which closes the paragraph and leaves the
+    formula as raw TeX on the page (the browser test found five).
+    """
+    cut, open_math, verbatim, in_display = [], False, None, False
+    directives: list[str] = []  # the fences of the open directives with a Markdown body
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        fence = _FENCE.match(line)
+        if verbatim is not None:
+            if fence and fence.group(1) == verbatim and not fence.group(2):
+                verbatim = None
+            continue
+        if fence:
+            open_math = False
+            marker, info = fence.groups()
+            if not info and directives and directives[-1] == marker:
+                directives.pop()
+            elif _VERBATIM.match(info):
+                verbatim = marker
+            else:
+                directives.append(marker)
+            continue
+        if stripped.startswith("$$"):
+            # A display block opens and closes on lines of its own (or on one line).
+            in_display = not in_display if stripped.count("$$") == 1 else in_display
+            open_math = False
+            continue
+        if in_display:
+            continue
+        if not stripped:
+            open_math = False
+            continue
+        if open_math and _LIST_MARKER.match(line):
+            cut.append(number)
+        dollars = len(re.findall(r"(?<![\\$])\$(?!\$)", line))
+        open_math ^= dollars % 2 == 1
+    return cut
+
+
+@pytest.mark.parametrize("path", notebook_documents(), ids=lambda path: path.name)
+def test_no_inline_formula_is_cut_by_a_list_marker(path: Path):
+    assert math_cut_by_list_markers(path.read_text(encoding="utf-8")) == []
+
+
+def test_a_formula_cut_by_a_list_marker_is_found():
+    text = (
+        "A loss $a + b\n- c$ here.\n\nAlso $a\n+ b$.\n\n- an item $x$\n- another\n"
+        "```{admonition} Key\n- a box $x\n- y$\n```\n```python\nz = '$'\n- 1\n```\n"
+    )
+    assert math_cut_by_list_markers(text) == [2, 5, 11]
