@@ -147,11 +147,13 @@ def test_the_wheel_ships_the_solutions_and_the_chapters(wheel):
     the solutions with the chapters' data; nothing else of the book, no tests."""
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-    for folder in ("solutions", "chapters"):
+    patterns = {"solutions": ("*.py", "*.md"), "chapters": ("*.py", "*.md", "data/*.*")}
+    for folder, globs in patterns.items():
         books = {
             path.relative_to(REPO / folder).as_posix()
-            for path in (REPO / folder).rglob("*")
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+            for pattern in globs
+            for path in (REPO / folder).glob(pattern)
+            if path.suffix in (".py", ".md", ".npz")
         }
         prefix = f"rlfound/{folder}/"
         assert {n.removeprefix(prefix) for n in names if n.startswith(prefix)} == books
