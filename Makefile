@@ -6,14 +6,19 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BOOK_FLAGS := -W -n --keep-going
+# What make pdf needs on Debian or Ubuntu (the README explains each).
+PDF_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
+	texlive-fonts-recommended fonts-freefont-otf latexmk
 
-.PHONY: help book book-student test test-fast lint format clean
+.PHONY: help book book-student pdf test test-fast test-pdf lint format clean
 
 help:
 	@echo "make book    build the executed HTML book into _build/html"
 	@echo "make book-student  the student edition, without the solutions appendix"
+	@echo "make pdf     the whole book as one PDF, _build/latex/rlfound.pdf (needs XeLaTeX)"
 	@echo "make test    the full gate: lint, every test, both book editions built strictly"
 	@echo "make test-fast  lint and every test but the book builds and the install tests"
+	@echo "make test-pdf  build the PDF and check it (skips where XeLaTeX is missing)"
 	@echo "make format  apply ruff's formatter and autofixes"
 	@echo "make clean   remove _build, caches and .venv"
 
@@ -30,6 +35,15 @@ book: $(STAMP)
 book-student: $(STAMP)
 	$(BIN)/python _ext/student_edition.py
 
+# The PDF through LaTeX. It installs nothing system-wide: the README names the Debian
+# packages it needs (XeLaTeX, latexmk, the FreeFont fonts).
+pdf: $(STAMP)
+	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || { \
+	  echo "make pdf needs xelatex and latexmk; on Debian or Ubuntu:" >&2; \
+	  echo "  sudo apt-get install $(PDF_PACKAGES)" >&2; exit 1; }
+	$(BIN)/jupyter-book build . --builder pdflatex $(BOOK_FLAGS)
+	@echo "Open _build/latex/rlfound.pdf"
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -38,13 +52,17 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# The PDF build (make test-pdf) is left out: it executes every chapter once more, for LaTeX.
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -m "not pdf"
 
 # The edit-test loop: skips the strict book builds (which execute every chapter) and the tests
 # that build a wheel or run the Gradescope setup in a fresh environment.
 test-fast: lint
-	$(BIN)/pytest -m "not book and not install"
+	$(BIN)/pytest -m "not book and not install and not pdf"
+
+test-pdf: $(STAMP)
+	$(BIN)/pytest -m pdf -p no:cacheprovider
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis .ruff_cache $(VENV)

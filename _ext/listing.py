@@ -19,13 +19,7 @@ Options, as for ``code-block``: ``:caption:``, ``:linenos:``, ``:lineno-start:``
 
 from __future__ import annotations
 
-import ast
-import importlib.util
-import inspect
-import re
-import textwrap
-from pathlib import Path
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -35,141 +29,16 @@ from sphinx.util import parselinenos
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import set_source_info
 
-#: Widest line of re-wrapped docstring prose, indentation included.
-PROSE_WIDTH = 80
-#: A numpydoc section starts with its name over a line of dashes.
-SECTION = re.compile(r"^[A-Z][A-Za-z ]*\n-{3,}$", re.MULTILINE)
-SENTENCE_END = re.compile(r"(?<=[.])\s+(?=[A-Z])")
-
-
-class ListingError(ValueError):
-    """An object path that names no public top-level function or class of a module file."""
-
-
-class Listing(NamedTuple):
-    """What a listing shows: ``code`` is the source text with the trimmed docstring."""
-
-    module: str
-    name: str
-    path: Path
-    code: str
-    first_line: int
-    kind: str  # the Python domain's role: "func" or "class"
-
-    @property
-    def qualified_name(self) -> str:
-        return f"{self.module}.{self.name}"
-
-
-def module_file(module: str) -> Path:
-    """The source file of a module, found without importing it."""
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError) as error:
-        raise ListingError(f"no module {module!r}: {error}") from error
-    if spec is None:
-        raise ListingError(f"no module {module!r}")
-    if spec.origin is None or not spec.origin.endswith(".py"):
-        raise ListingError(f"no Python source file for module {module!r}")
-    return Path(spec.origin)
-
-
-def split_object_path(object_path: str) -> tuple[str, str]:
-    module, _, name = object_path.rpartition(".")
-    if not module or not name.isidentifier():
-        raise ListingError(f"{object_path!r} is not of the form package.module.function")
-    if name.startswith("_"):
-        raise ListingError(f"{object_path!r} is private; a listing shows public functions")
-    return module, name
-
-
-def find_definition(tree: ast.Module, name: str) -> ast.FunctionDef | ast.ClassDef | None:
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if node.name == name:
-                return node
-    return None
-
-
-def _is_equation(paragraph: str) -> bool:
-    return all(line.startswith(" ") for line in paragraph.splitlines())
-
-
-def trim_docstring(docstring: str) -> list[str]:
-    """The paragraphs a listing keeps of a cleaned docstring (see the module docstring)."""
-    head = SECTION.split(docstring, maxsplit=1)[0]
-    paragraphs = [part.strip("\n") for part in re.split(r"\n\s*\n", head) if part.strip()]
-    paragraphs = [part for part in paragraphs if not part.startswith("Book:")]
-    if not paragraphs:
-        return []
-    first_equation = next(
-        (index for index, part in enumerate(paragraphs) if _is_equation(part)), None
-    )
-    if first_equation is None:
-        return paragraphs[:1]
-    kept = paragraphs[: first_equation + 1]
-    rest = paragraphs[first_equation + 1 :]
-    while rest and rest[0][:1].islower():
-        # The sentence around the equation goes on: keep it to its end, and go on to a
-        # further equation only if the paragraph was nothing more than that sentence.
-        sentences = SENTENCE_END.split(rest[0], maxsplit=1)
-        kept.append(sentences[0])
-        rest = rest[1:]
-        if len(sentences) > 1 or not rest or not _is_equation(rest[0]):
-            break
-        kept.append(rest[0])
-        rest = rest[1:]
-    return kept
-
-
-def format_docstring(paragraphs: list[str], indent: str) -> list[str]:
-    """A triple-quoted docstring of ``paragraphs`` at ``indent``, prose re-wrapped."""
-    lines: list[str] = []
-    for index, part in enumerate(paragraphs):
-        if index:
-            lines.append("")
-        if _is_equation(part):
-            lines.extend(f"{indent}{line}".rstrip() for line in part.splitlines())
-            continue
-        opening = '"""' if index == 0 else ""
-        lines.extend(
-            textwrap.wrap(
-                " ".join(part.split()),
-                width=PROSE_WIDTH,
-                initial_indent=indent + opening,
-                subsequent_indent=indent,
-                break_long_words=False,
-                break_on_hyphens=False,
-            )
-        )
-    if len(paragraphs) == 1 and len(lines[-1]) + 3 <= PROSE_WIDTH:
-        lines[-1] += '"""'
-    else:
-        lines.append(f'{indent}"""')
-    return lines
-
-
-def read_listing(object_path: str) -> Listing:
-    """Read a public function or class from its module's file, its docstring trimmed."""
-    module, name = split_object_path(object_path)
-    path = module_file(module)
-    source = path.read_text(encoding="utf-8")
-    node = find_definition(ast.parse(source, filename=str(path)), name)
-    if node is None:
-        raise ListingError(f"{path.name} defines no top-level function or class {name!r}")
-    lines = source.splitlines()
-    first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
-    body_first = node.body[0]
-    docstring = ast.get_docstring(node, clean=False)
-    if docstring is None:
-        shown = lines[first - 1 : node.end_lineno]
-    else:
-        indent = re.match(r"\s*", lines[body_first.lineno - 1]).group()
-        trimmed = format_docstring(trim_docstring(inspect.cleandoc(docstring)), indent)
-        after = lines[body_first.end_lineno : node.end_lineno]
-        shown = [*lines[first - 1 : body_first.lineno - 1], *trimmed, *after]
-    kind = "class" if isinstance(node, ast.ClassDef) else "func"
-    return Listing(module, name, path, "\n".join(shown) + "\n", first, kind)
+# The reading and trimming live in the package, shared with the class pack's notebooks.
+from rlfound._listing import (  # noqa: F401 (re-exported for the tests)
+    PROSE_WIDTH,
+    Listing,
+    ListingError,
+    format_docstring,
+    read_listing,
+    split_object_path,
+    trim_docstring,
+)
 
 
 class ListingDirective(SphinxDirective):

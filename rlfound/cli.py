@@ -8,6 +8,7 @@
     rlfound grade EXERCISE SUBMISSION... --out DIR  grade a class (instructors)
     rlfound gradescope EXERCISE -o autograder.zip   build a Gradescope autograder
     rlfound verify SPEC_OR_ID                       check an exercise specification
+    rlfound classpack --out DIR [--with-solutions]  the chapters and starters for a course
 
 Every subcommand accepts ``--exercises DIR`` (repeatable) to add an instructor's own
 exercise specifications. Exit status: 0 on success (``grade`` returns 0 whenever the batch was
@@ -171,7 +172,43 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="grading seed of the graded-only checks (default: 0)",
     )
+    classpack = commands.add_parser(
+        "classpack",
+        parents=[common],
+        help="write a class pack: every chapter as a notebook, every starter, a README",
+    )
+    classpack.add_argument("--out", metavar="DIR", required=True, help="folder of the pack")
+    classpack.add_argument(
+        "--with-solutions",
+        action="store_true",
+        help="add the worked solutions and reference code, for the teaching team, in "
+        "solutions-teaching-team-only/",
+    )
+    classpack.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a folder that is not empty, replacing the pack's README.md, "
+        "chapters/, exercises/ and solutions-teaching-team-only/ (nothing else in it)",
+    )
     return parser
+
+
+def _classpack(parser, args, exercises) -> int:
+    from rlfound.grading import classpack
+
+    try:
+        files = classpack.write_pack(
+            args.out, exercises, with_solutions=args.with_solutions, force=args.force
+        )
+    except FileExistsError as error:
+        parser.error(f"argument --out: {error}")
+    notebooks = sum(name.endswith(".ipynb") for name in files)
+    print(
+        f"wrote {len(files)} files ({notebooks} notebooks) to {args.out}; "
+        f"students start with {Path(args.out) / classpack.README}",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def _limits(args):
@@ -344,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
             return _check(parser, args, exercises)
         if args.command == "verify":
             return _verify(parser, args, exercises)
+        if args.command == "classpack":
+            return _classpack(parser, args, exercises)
         exercise = _exercise(parser, exercises, args.exercise, "EXERCISE")
         if args.command == "starter":
             return _starter(parser, args, exercise)

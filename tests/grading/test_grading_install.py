@@ -18,6 +18,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 from _grading_helpers import (
     BUGGY_GAE,
@@ -75,18 +76,20 @@ def test_a_checkout_that_is_not_installed_finds_them_next_to_the_package(tmp_pat
 
 
 def test_pyproject_lists_every_package():
-    """Packages are listed, not discovered (rlfound.solutions lives in solutions/): a new
-    subpackage of rlfound must be added to the list, or the wheel would lack it."""
+    """Packages are listed, not discovered (rlfound.solutions lives in solutions/, and
+    rlfound.chapters in chapters/): a new subpackage of rlfound must be added to the list, or
+    the wheel would lack it."""
     tomllib = pytest.importorskip("tomllib")
     setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert setuptools["package-dir"] == {"rlfound.solutions": "solutions"}
+    book = {"rlfound.solutions": "solutions", "rlfound.chapters": "chapters"}
+    assert setuptools["package-dir"] == book
     found = {
         ".".join(path.parent.relative_to(REPO).parts)
         for path in (REPO / "rlfound").rglob("__init__.py")
         if "__pycache__" not in path.parts
     }
-    assert sorted(setuptools["packages"]) == sorted(found | {"rlfound.solutions"})
-    assert (REPO / "solutions" / "__init__.py").is_file()
+    assert sorted(setuptools["packages"]) == sorted(found | set(book))
+    assert all((REPO / folder / "__init__.py").is_file() for folder in book.values())
 
 
 # ---------------------------------------------------------------- the installed wheel
@@ -139,13 +142,25 @@ def installed(wheel, tmp_path_factory) -> Path:
 
 
 @pytest.mark.install
-def test_the_wheel_ships_the_python_solutions_only(wheel):
+def test_the_wheel_ships_the_solutions_and_the_chapters(wheel):
+    """The reference solutions and, for rlfound classpack, the pages of the chapters and of
+    the solutions with the chapters' data; nothing else of the book, no tests."""
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-    books = {path.name for path in (REPO / "solutions").glob("*.py")}
-    shipped = {n.split("/")[-1] for n in names if n.startswith("rlfound/solutions/")}
-    assert shipped == books and "__init__.py" in shipped
-    assert not any(name.endswith((".md", ".ipynb")) for name in names)
+    patterns = {"solutions": ("*.py", "*.md"), "chapters": ("*.py", "*.md", "data/*.*")}
+    for folder, globs in patterns.items():
+        books = {
+            path.relative_to(REPO / folder).as_posix()
+            for pattern in globs
+            for path in (REPO / folder).glob(pattern)
+            if path.suffix in (".py", ".md", ".npz")
+        }
+        prefix = f"rlfound/{folder}/"
+        assert {n.removeprefix(prefix) for n in names if n.startswith(prefix)} == books
+    assert "data/trainer_batch.npz" in books and "__init__.py" in books
+    book_pages = [n for n in names if n.endswith(".md")]
+    assert len(book_pages) == 2 * len(list((REPO / "chapters").glob("*.md")))
+    assert not any(name.endswith(".ipynb") for name in names)
     assert not any(name.startswith(("solutions/", "tests/", "chapters/")) for name in names)
     specs = {f"rlfound/grading/exercises/{e.source.name}" for e in EXERCISES.values()}
     assert specs <= names
@@ -206,3 +221,80 @@ def test_a_teacher_uses_every_subcommand_from_an_installed_wheel(installed, tmp_
 
     verified = run(rlfound, "verify", "bellman-arithmetic", cwd=teacher)
     assert "every property holds" in verified.stdout
+
+
+#: Executes a notebook in a fresh kernel started in the notebook's folder, then prints where
+#: the kernel ran (folder and interpreter), so a test can see that it was the pack's folder
+#: and the installed environment.
+EXECUTE_NOTEBOOK = """
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+path = Path(sys.argv[1]).resolve()
+notebook = nbformat.read(path, as_version=4)
+where = "import os, sys; print(os.getcwd()); print(sys.prefix)"
+notebook.cells.append(nbformat.v4.new_code_cell(where))
+folder = {"metadata": {"path": str(path.parent)}}
+client = NotebookClient(notebook, timeout=600, kernel_name="python3", resources=folder)
+client.execute()
+print(notebook.cells[-1].outputs[0]["text"], end="")
+"""
+
+
+@pytest.mark.install
+def test_a_teacher_makes_a_class_pack_from_an_installed_wheel(installed, wheel, tmp_path):
+    """rlfound classpack outside a checkout: the same files as from the checkout, starters
+    without solutions, the README's commands work, and a chapter that reads its data runs in
+    a fresh kernel from the pack's folder."""
+    from rlfound.grading import classpack, starter
+    from tests.test_classpack import files_of, long_solution_regions, pack_lines
+
+    teacher = tmp_path / "course"
+    teacher.mkdir()
+    python, rlfound = installed / "bin" / "python", installed / "bin" / "rlfound"
+    run(rlfound, "classpack", "--out", "pack", cwd=teacher)
+    pack = teacher / "pack"
+    expected = classpack.pack_files(EXERCISES, with_solutions=False)
+    assert files_of(pack) == set(expected)
+    for exercise in EXERCISES.values():
+        name = exercise.id.replace("-", "_")
+        assert (pack / "exercises" / f"{name}.py").read_text() == starter.starter_source(exercise)
+    for name in expected:
+        if name.startswith("chapters/") and name.endswith(".ipynb"):
+            cells = nbformat.read(pack / name, as_version=4).cells
+            ours = nbformat.reads(expected[name].decode(), as_version=4).cells
+            assert [c.source for c in cells] == [c.source for c in ours], name
+    lines = pack_lines(pack)
+    assert not any(region in lines for _, region in long_solution_regions())
+
+    again = run(rlfound, "classpack", "--out", "pack", cwd=teacher, check=False)
+    assert again.returncode == 2 and "pass --force" in again.stderr
+    assert files_of(pack) == set(expected)
+
+    run(rlfound, "classpack", "--out", "teaching", "--with-solutions", cwd=teacher)
+    solutions = teacher / "teaching" / classpack.SOLUTIONS
+    assert (solutions / "gae_recursion.py").read_bytes() == (
+        REPO / "solutions" / "gae_recursion.py"
+    ).read_bytes()
+    assert len(list(solutions.glob("*.ipynb"))) == len(list((REPO / "solutions").glob("*.md")))
+
+    # The README's commands: install this very wheel, then self-check a starter.
+    readme = (pack / "README.md").read_text()
+    assert f"pip install {wheel.name} matplotlib jupyterlab" in readme
+    checked = run(
+        rlfound, "check", "exercises/gae_recursion.py", "--mode", "default", cwd=pack, check=False
+    )
+    assert checked.returncode == 1 and "FAIL" in checked.stdout
+    assert "rlfound check exercises/" in readme
+
+    # The README installs Matplotlib and a Jupyter front end; a kernel and a client suffice here.
+    run(python, "-m", "pip", "install", "matplotlib", "ipykernel", "nbclient", cwd=teacher)
+    script = teacher / "execute_notebook.py"
+    script.write_text(EXECUTE_NOTEBOOK)
+    chapter = pack / "chapters" / "12_estimator_diagnostics.ipynb"
+    executed = run(python, script, chapter, cwd=teacher).stdout.splitlines()
+    assert Path(executed[-2]) == chapter.parent.resolve()
+    assert Path(executed[-1]).resolve() == installed.resolve()
