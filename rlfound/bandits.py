@@ -21,6 +21,7 @@ from rlfound._validation import (
     check_positive_real,
     check_rng,
     check_shape,
+    finite_output,
 )
 from rlfound.distributions import categorical_score, softmax
 
@@ -47,6 +48,7 @@ def _check_logits_and_rewards(
     return logits, action_rewards
 
 
+@finite_output()
 def bandit_objective(logits: ArrayLike, action_rewards: ArrayLike) -> float:
     """Expected reward of a softmax policy in a one-state bandit.
 
@@ -84,6 +86,7 @@ def bandit_objective(logits: ArrayLike, action_rewards: ArrayLike) -> float:
     return float(softmax(logits) @ action_rewards)
 
 
+@finite_output()
 def exact_bandit_gradient(logits: ArrayLike, action_rewards: ArrayLike) -> np.ndarray:
     """Exact gradient of the bandit objective J(θ) = Σ_a π_θ(a) q(a).
 
@@ -145,6 +148,7 @@ def _check_samples(
     return actions, rewards, baseline
 
 
+@finite_output()
 def reinforce_gradient_estimate(
     logits: ArrayLike, actions: ArrayLike, rewards: ArrayLike, baseline: ArrayLike = 0.0
 ) -> np.ndarray:
@@ -222,6 +226,7 @@ def _batch_baseline(rewards: np.ndarray, kind: str) -> np.ndarray | float:
     return 0.0
 
 
+@finite_output()
 def reinforce_bandit_history(
     action_rewards: ArrayLike,
     steps: int = 200,
@@ -316,6 +321,7 @@ def reinforce_bandit_history(
     return history
 
 
+@finite_output()
 def reinforce_bandit(
     action_rewards: ArrayLike,
     steps: int = 200,

@@ -94,6 +94,7 @@ from rlfound._validation import (
     check_indices,
     check_logits,
     check_nonnegative_int,
+    finite_output,
 )
 from rlfound.tokens import token_logprobs
 
@@ -294,6 +295,7 @@ def _segment_logprobs(values: Any, name: str, size: int) -> np.ndarray:
     return values
 
 
+@finite_output()
 def build_batch(
     episodes: Sequence[Mapping[str, Any]],
     length: int | None = None,
@@ -601,6 +603,7 @@ def _check_logprobs(values: np.ndarray, name: str, action: np.ndarray) -> None:
         )
 
 
+@finite_output()
 def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None) -> dict:
     """Check every rule of the batch contract; return the batch in its canonical dtypes.
 
@@ -792,6 +795,7 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
 # --- log-probabilities of the targets -----------------------------------------------------------
 
 
+@finite_output()
 def target_logprobs(logits: ArrayLike, input_ids: ArrayLike) -> np.ndarray:
     """Log-probability of every target token under causal logits: the contract's alignment.
 
@@ -861,6 +865,7 @@ def target_logprobs(logits: ArrayLike, input_ids: ArrayLike) -> np.ndarray:
 # --- packing ------------------------------------------------------------------------------------
 
 
+@finite_output()
 def pack(batch: Mapping[str, ArrayLike]) -> dict[str, np.ndarray]:
     """The packed form of a padded batch: one stream of tokens with segment boundaries.
 
@@ -996,6 +1001,7 @@ def _check_cu_seqlens(cu_seqlens: Any, name: str, total: int | None = None) -> n
     return cu
 
 
+@finite_output()
 def unpack(
     packed: Mapping[str, ArrayLike],
     length: int | None = None,
@@ -1139,6 +1145,7 @@ def unpack(
     return padded
 
 
+@finite_output()
 def block_diagonal_attention(cu_seqlens: ArrayLike) -> np.ndarray:
     """The causal, block-diagonal attention pattern of a packed stream (a view for tests).
 

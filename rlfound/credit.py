@@ -37,6 +37,7 @@ from rlfound._validation import (
     check_tabular_mdp,
     check_terminal,
     check_unit_interval,
+    finite_output,
 )
 from rlfound.advantages import td_errors
 from rlfound.episodes import sample_episodes
@@ -57,6 +58,7 @@ __all__ = [
 # --- turn-level reward-to-go ------------------------------------------------------------------
 
 
+@finite_output()
 def turn_reward_to_go(
     turn_rewards: ArrayLike, token_turn_ids: ArrayLike, gamma: float
 ) -> np.ndarray:
@@ -126,6 +128,7 @@ def turn_reward_to_go(
 # --- potential-based shaping ------------------------------------------------------------------
 
 
+@finite_output()
 def shaped_reward(
     reward: ArrayLike,
     potential: ArrayLike,
@@ -207,6 +210,7 @@ def shaped_reward(
     return reward + shaping
 
 
+@finite_output()
 def shaped_episode_rewards(rewards: ArrayLike, potentials: ArrayLike, gamma: float) -> np.ndarray:
     """Potential-based shaping of the rewards of one episode (or a batch of them).
 
@@ -269,6 +273,7 @@ def shaped_episode_rewards(rewards: ArrayLike, potentials: ArrayLike, gamma: flo
 # --- counterfactual branching -----------------------------------------------------------------
 
 
+@finite_output()
 def branch_advantage(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -393,6 +398,7 @@ def branch_advantage(
 # --- options and semi-Markov discounting -----------------------------------------------------
 
 
+@finite_output()
 def option_model(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -491,6 +497,7 @@ def option_model(
     return option_reward, option_transition
 
 
+@finite_output()
 def option_segments(
     rewards: ArrayLike, option_starts: ArrayLike, gamma: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -558,6 +565,7 @@ def option_segments(
     return option_rewards, durations
 
 
+@finite_output()
 def option_returns(option_rewards: ArrayLike, durations: ArrayLike, gamma: float) -> np.ndarray:
     """The manager's returns in a semi-Markov decision process: one per option.
 

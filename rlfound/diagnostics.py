@@ -49,6 +49,7 @@ from rlfound._validation import (
     check_positive_real,
     check_shape,
     check_unit_interval,
+    finite_output,
 )
 
 __all__ = [
@@ -165,6 +166,7 @@ def _quantile_levels(quantiles: Any) -> np.ndarray:
 # --- rewards and returns -----------------------------------------------------------------------
 
 
+@finite_output()
 def reward_statistics(
     rewards: ArrayLike,
     mask: ArrayLike | None = None,
@@ -250,6 +252,7 @@ def _check_range(value_range: Any) -> tuple[float, float]:
     return float(pair[0]), float(pair[1])
 
 
+@finite_output()
 def tail_mean(values: ArrayLike, fraction: float, mask: ArrayLike | None = None) -> float:
     """Mean of the worst ``fraction`` of the values: the lower-tail CVaR of their distribution.
 
@@ -308,6 +311,7 @@ def tail_mean(values: ArrayLike, fraction: float, mask: ArrayLike | None = None)
     return float(np.sum(weights * ordered) / np.sum(weights))
 
 
+@finite_output()
 def grouped_statistics(
     values: ArrayLike, labels: ArrayLike, mask: ArrayLike | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -365,6 +369,7 @@ def grouped_statistics(
 # --- groups ------------------------------------------------------------------------------------
 
 
+@finite_output()
 def group_variance_statistics(
     rewards: ArrayLike, group_ids: ArrayLike, ddof: int = 0, atol: float = 0.0
 ) -> tuple[float, float]:
@@ -446,6 +451,7 @@ def group_variance_statistics(
 # --- ratios and divergences --------------------------------------------------------------------
 
 
+@finite_output()
 def log_ratio_summary(
     logprobs: ArrayLike,
     old_logprobs: ArrayLike,
@@ -521,6 +527,7 @@ def log_ratio_summary(
     )
 
 
+@finite_output()
 def approximate_kl(
     logprobs: ArrayLike,
     ref_logprobs: ArrayLike,
@@ -605,6 +612,7 @@ def approximate_kl(
     return float(rows[present].mean())
 
 
+@finite_output()
 def importance_ess(
     logprobs: ArrayLike,
     old_logprobs: ArrayLike,
@@ -675,6 +683,7 @@ def importance_ess(
     return importance.effective_sample_size(np.exp(log_weights - log_weights.max()))
 
 
+@finite_output()
 def policy_lag(
     policy_version: ArrayLike, learner_version: int, mask: ArrayLike | None = None
 ) -> tuple[float, float]:
@@ -755,6 +764,7 @@ def policy_lag(
 # --- entropy, values, gradients, lengths -------------------------------------------------------
 
 
+@finite_output()
 def mean_by_position(
     values: ArrayLike, mask: ArrayLike | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -807,6 +817,7 @@ def mean_by_position(
     return means, counts
 
 
+@finite_output()
 def explained_variance(
     values: ArrayLike, returns: ArrayLike, mask: ArrayLike | None = None, eps: float = 0.0
 ) -> float:
@@ -871,6 +882,7 @@ def explained_variance(
     return 1.0 - _masked_variance(returns - values, mask) / spread
 
 
+@finite_output()
 def calibration_by_horizon(
     values: ArrayLike,
     returns: ArrayLike,
@@ -939,6 +951,7 @@ def calibration_by_horizon(
     return mean_values, mean_returns, counts
 
 
+@finite_output()
 def gradient_norms(
     gradients: Sequence[ArrayLike] | Mapping[str, ArrayLike], max_norm: float, eps: float = 1e-6
 ) -> tuple[np.ndarray, float, float]:
@@ -1020,6 +1033,7 @@ def gradient_norms(
     return group_norms, before, coefficient * before
 
 
+@finite_output()
 def pearson_correlation(x: ArrayLike, y: ArrayLike, mask: ArrayLike | None = None) -> float:
     """Pearson correlation of two quantities over the selected entries.
 
@@ -1479,6 +1493,7 @@ _SECTIONS = (
 )
 
 
+@finite_output()
 def report(
     batch: Mapping[str, ArrayLike],
     *,
@@ -1650,6 +1665,7 @@ def _check_run(run: Any, label: str) -> list:
     return list(run)
 
 
+@finite_output()
 def plot_history(
     history: Sequence[Mapping[str, float]] | Mapping[str, Sequence[Mapping[str, float]]],
     names: Sequence[str | Sequence[str]] | None = None,

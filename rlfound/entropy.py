@@ -35,6 +35,7 @@ from rlfound._validation import (
     check_optional_mask,
     check_positive_int,
     check_shape,
+    finite_output,
 )
 
 __all__ = [
@@ -90,6 +91,7 @@ def _empirical_distribution(labels: np.ndarray, num_labels: int) -> np.ndarray:
 # --- entropy of one categorical distribution -------------------------------------------------
 
 
+@finite_output()
 def categorical_entropy(logits: ArrayLike, axis: int = -1) -> np.ndarray | float:
     """Entropy of a softmax distribution, in nats, computed from the logits.
 
@@ -140,6 +142,7 @@ def categorical_entropy(logits: ArrayLike, axis: int = -1) -> np.ndarray | float
     return _as_result(-np.sum(_p_log_p(log_probs), axis=axis) + 0.0)
 
 
+@finite_output()
 def entropy_logit_gradient(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     """Gradient of the entropy of a softmax distribution with respect to its logits.
 
@@ -191,6 +194,7 @@ def entropy_logit_gradient(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     return -p_log_p - np.exp(log_probs) * entropy + 0.0
 
 
+@finite_output()
 def distribution_entropy(probs: ArrayLike) -> np.ndarray | float:
     """Entropy of probability vectors, in nats, along the last axis.
 
@@ -240,6 +244,7 @@ def distribution_entropy(probs: ArrayLike) -> np.ndarray | float:
 # --- entropy along sequences -----------------------------------------------------------------
 
 
+@finite_output()
 def token_entropies(logits: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray:
     """Entropy of the next-token distribution at every position of a batch of sequences.
 
@@ -290,6 +295,7 @@ def token_entropies(logits: ArrayLike, mask: ArrayLike | None = None) -> np.ndar
     return np.where(mask, per_position, 0.0) + 0.0
 
 
+@finite_output()
 def mean_token_entropy(logits: ArrayLike, mask: ArrayLike | None = None) -> float:
     """Mean entropy over the valid positions of a batch: the "entropy" a trainer logs.
 
@@ -340,6 +346,7 @@ def mean_token_entropy(logits: ArrayLike, mask: ArrayLike | None = None) -> floa
     return float(token_entropies(logits, mask).sum() / mask.sum())
 
 
+@finite_output()
 def sampled_token_entropy(logprobs: ArrayLike, mask: ArrayLike | None = None) -> float:
     """Estimate of the mean token entropy from the log-probabilities of the sampled tokens.
 
@@ -398,6 +405,7 @@ def sampled_token_entropy(logprobs: ArrayLike, mask: ArrayLike | None = None) ->
 # --- constrained decoding ---------------------------------------------------------------------
 
 
+@finite_output()
 def constrained_probs(logits: ArrayLike, allowed: ArrayLike) -> np.ndarray:
     """Next-token distribution under constrained decoding: disallowed tokens removed, renormalized.
 
@@ -454,6 +462,7 @@ def constrained_probs(logits: ArrayLike, allowed: ArrayLike) -> np.ndarray:
 # --- diversity of a group of rollouts -----------------------------------------------------------
 
 
+@finite_output()
 def action_entropy(
     actions: ArrayLike, num_actions: int, unparsed: str = "exclude"
 ) -> np.ndarray | float:
@@ -521,6 +530,7 @@ def action_entropy(
     return _as_result(-terms.sum(axis=-1) + 0.0)
 
 
+@finite_output()
 def unique_successful_strategies(
     strategies: ArrayLike, rewards: ArrayLike, num_strategies: int, threshold: float = 1.0
 ) -> np.ndarray | float:
@@ -581,6 +591,7 @@ def unique_successful_strategies(
     return _as_result((counts > 0).sum(axis=-1).astype(np.float64))
 
 
+@finite_output()
 def group_reward_variance(rewards: ArrayLike, ddof: int = 0) -> np.ndarray | float:
     """Variance of the rewards within each group of rollouts.
 

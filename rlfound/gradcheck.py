@@ -19,6 +19,7 @@ from rlfound._validation import (
     check_nonnegative_real,
     check_positive_real,
     check_shape,
+    finite_output,
 )
 
 __all__ = ["GradientCheck", "check_gradient", "numerical_gradient", "relative_error"]
@@ -65,6 +66,7 @@ def _scalar_value(f: Callable[[np.ndarray], Any], point: np.ndarray) -> float:
     return value
 
 
+@finite_output()
 def numerical_gradient(
     f: Callable[[np.ndarray], Any], x: ArrayLike, eps: float = 1e-6
 ) -> np.ndarray:
@@ -117,6 +119,7 @@ def numerical_gradient(
     return gradient
 
 
+@finite_output()
 def relative_error(a: ArrayLike, b: ArrayLike, floor: float = 1e-8) -> np.ndarray:
     """Elementwise relative difference between two arrays of the same shape.
 
@@ -156,6 +159,7 @@ def relative_error(a: ArrayLike, b: ArrayLike, floor: float = 1e-8) -> np.ndarra
     return np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), floor)
 
 
+@finite_output()
 def check_gradient(
     f: Callable[[np.ndarray], Any],
     grad: Callable[[np.ndarray], Any] | ArrayLike,

@@ -28,6 +28,7 @@ from rlfound._validation import (
     check_nonnegative_real,
     check_positive_int,
     check_shape,
+    finite_output,
 )
 from rlfound.distributions import categorical_score, softmax
 
@@ -42,6 +43,7 @@ __all__ = [
 SCALES = ("group", "batch", None)
 
 
+@finite_output()
 def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
     """Leave-one-out (RLOO) advantages: each reward minus the mean of the others in its group.
 
@@ -99,6 +101,7 @@ def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
     return rewards - others_mean
 
 
+@finite_output()
 def group_normalized_advantages(
     rewards: ArrayLike,
     eps: float = 1e-6,
@@ -279,6 +282,7 @@ def _group_squares(rewards: np.ndarray, include_self: bool) -> np.ndarray:
     )
 
 
+@finite_output()
 def enumerate_group_gradient(
     logits: ArrayLike,
     action_rewards: ArrayLike,
@@ -361,6 +365,7 @@ def enumerate_group_gradient(
     return expectation
 
 
+@finite_output()
 def group_gradient_moments(
     probs: ArrayLike,
     outcome_rewards: ArrayLike,

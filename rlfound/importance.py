@@ -34,6 +34,7 @@ from rlfound._validation import (
     check_shape,
     check_support,
     check_weights,
+    finite_output,
 )
 
 __all__ = [
@@ -72,6 +73,7 @@ def _check_logged_rewards(rewards: ArrayLike, ratios: np.ndarray) -> np.ndarray:
     return check_shape(rewards, "rewards", ratios.shape, "one entry per logged action")
 
 
+@finite_output()
 def importance_ratios(
     actions: ArrayLike, target_probs: ArrayLike, behavior_probs: ArrayLike
 ) -> np.ndarray:
@@ -123,6 +125,7 @@ def importance_ratios(
     return target_probs[actions] / behavior_probs[actions]
 
 
+@finite_output()
 def off_policy_value(
     actions: ArrayLike, rewards: ArrayLike, target_probs: ArrayLike, behavior_probs: ArrayLike
 ) -> float:
@@ -176,6 +179,7 @@ def off_policy_value(
     return float(np.mean(ratios * rewards))
 
 
+@finite_output()
 def weighted_off_policy_value(
     actions: ArrayLike, rewards: ArrayLike, target_probs: ArrayLike, behavior_probs: ArrayLike
 ) -> float:
@@ -233,6 +237,7 @@ def weighted_off_policy_value(
     return float(np.sum(ratios * rewards) / np.sum(ratios))
 
 
+@finite_output()
 def importance_sampling_variance(
     target_probs: ArrayLike, behavior_probs: ArrayLike, action_rewards: ArrayLike
 ) -> float:
@@ -293,6 +298,7 @@ def importance_sampling_variance(
     return float(max(second_moment - weighted.sum() ** 2, 0.0))
 
 
+@finite_output()
 def effective_sample_size(weights: ArrayLike) -> float:
     """Kish/Kong effective sample size of a set of importance weights.
 
@@ -352,6 +358,7 @@ def _check_token_logprobs(
     return logprobs, old_logprobs, mask
 
 
+@finite_output()
 def token_ratios(
     logprobs: ArrayLike, old_logprobs: ArrayLike, mask: ArrayLike | None = None
 ) -> np.ndarray:
@@ -406,6 +413,7 @@ def token_ratios(
     return np.exp(np.where(mask, logprobs - old_logprobs, 0.0))
 
 
+@finite_output()
 def sequence_log_ratio(
     logprobs: ArrayLike,
     old_logprobs: ArrayLike,
@@ -479,6 +487,7 @@ def sequence_log_ratio(
     return float(total) if total.ndim == 0 else total
 
 
+@finite_output()
 def sequence_ratio(
     logprobs: ArrayLike,
     old_logprobs: ArrayLike,
@@ -523,6 +532,7 @@ def sequence_ratio(
     return np.exp(sequence_log_ratio(logprobs, old_logprobs, mask, length_normalized))
 
 
+@finite_output()
 def sequence_ratio_variance(
     target_probs: ArrayLike, behavior_probs: ArrayLike, length: int
 ) -> float:
@@ -586,6 +596,7 @@ def sequence_ratio_variance(
     return float(variance)
 
 
+@finite_output()
 def truncated_ratios(ratio: ArrayLike, cap: float) -> np.ndarray:
     """Importance ratios truncated from above: min(ρ, c).
 
@@ -634,6 +645,7 @@ def truncated_ratios(ratio: ArrayLike, cap: float) -> np.ndarray:
     return np.minimum(ratio, cap)
 
 
+@finite_output()
 def truncated_importance_weights(
     logprobs: ArrayLike, rollout_logprobs: ArrayLike, cap: float, mask: ArrayLike | None = None
 ) -> np.ndarray:

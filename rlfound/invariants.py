@@ -61,6 +61,7 @@ from rlfound._validation import (
     check_positive_int,
     check_rng,
     check_unit_interval,
+    finite_output,
 )
 from rlfound.distributions import log_softmax
 
@@ -410,6 +411,7 @@ def _packed_streams(rng: np.random.Generator) -> dict[str, np.ndarray]:
 # --- 1 and 2: advantages of groups --------------------------------------------------------------
 
 
+@finite_output()
 def check_constant_reward(
     advantage_fn: Callable[[np.ndarray], ArrayLike],
     rng: np.random.Generator | int | None = None,
@@ -500,6 +502,7 @@ def check_constant_reward(
     return _result(errors, sizes)
 
 
+@finite_output()
 def check_group_shift(
     advantage_fn: Callable[[np.ndarray], ArrayLike],
     per_group: bool = True,
@@ -606,6 +609,7 @@ def check_group_shift(
 # --- 3: masked tokens ---------------------------------------------------------------------------
 
 
+@finite_output()
 def check_masked_tokens(
     loss_fn: Callable[..., float],
     gradient_fn: Callable[..., ArrayLike] | None = None,
@@ -756,6 +760,7 @@ def check_masked_tokens(
 # --- 4 and 10: from episodes to a batch ---------------------------------------------------------
 
 
+@finite_output()
 def check_no_retokenization(
     build_fn: Callable[[list], Mapping[str, ArrayLike]],
     rng: np.random.Generator | int | None = None,
@@ -857,6 +862,7 @@ def _segment_offset(episode: Mapping, target: Mapping) -> int:
     raise AssertionError("segment not in episode")  # pragma: no cover
 
 
+@finite_output()
 def check_event_order(
     build_fn: Callable[[list], Mapping[str, ArrayLike]],
     rng: np.random.Generator | int | None = None,
@@ -980,6 +986,7 @@ def check_event_order(
 # --- 5: unit ratios -----------------------------------------------------------------------------
 
 
+@finite_output()
 def check_unit_ratios(
     logprob_fn: Callable[[np.ndarray, np.ndarray], ArrayLike],
     rng: np.random.Generator | int | None = None,
@@ -1157,6 +1164,7 @@ def _check_changes(changes: Any) -> tuple[str, ...]:
     return tuple(changes)
 
 
+@finite_output()
 def check_padding_invariance(
     loss_fn: Callable[..., float],
     batch: Mapping[str, ArrayLike] | None = None,
@@ -1256,6 +1264,7 @@ def check_padding_invariance(
 # --- 7: terminal and truncated steps ------------------------------------------------------------
 
 
+@finite_output()
 def check_terminal_bootstrap(
     returns_fn: Callable[..., ArrayLike],
     gamma: float,
@@ -1382,6 +1391,7 @@ def check_terminal_bootstrap(
 # --- 8: distributed reduction -------------------------------------------------------------------
 
 
+@finite_output()
 def check_distributed_reduction(
     loss_fn: Callable[..., float],
     sharded_loss_fn: Callable[[list], float],
@@ -1504,6 +1514,7 @@ def check_distributed_reduction(
 # --- 9: old log-probabilities are immutable -----------------------------------------------------
 
 
+@finite_output()
 def check_old_logprobs_immutable(
     step_fn: Callable[[dict], Any],
     batch: Mapping[str, ArrayLike] | None = None,

@@ -31,6 +31,8 @@ from rlfound._validation import (
     check_state_function,
     check_tabular_mdp,
     check_unit_interval,
+    finite_output,
+    solve_live_values,
 )
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
 ]
 
 
+@finite_output()
 def evaluate_policy(
     transition_pi: ArrayLike,
     reward_pi: ArrayLike,
@@ -114,14 +117,11 @@ def evaluate_policy(
         transition_pi, reward_pi, gamma, terminal
     )
 
-    live = ~terminal
-    values = np.zeros_like(reward_pi)
     # v = 0 in terminal states, so their columns drop out of the live states' equations.
-    system = np.eye(live.sum()) - gamma * transition_pi[np.ix_(live, live)]
-    values[live] = np.linalg.solve(system, reward_pi[live])
-    return values
+    return solve_live_values(transition_pi, gamma, terminal, reward_pi)
 
 
+@finite_output()
 def tiny_chain_model() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The three-state chain 0 -> 1 -> 2 used in chapter 1.
 
@@ -154,6 +154,7 @@ def tiny_chain_model() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return transition_pi, reward_pi, terminal
 
 
+@finite_output()
 def tiny_chain(gamma: float) -> np.ndarray:
     """Exact state values of the three-state chain of :func:`tiny_chain_model`.
 
@@ -193,6 +194,7 @@ def tiny_chain(gamma: float) -> np.ndarray:
     return evaluate_policy(transition_pi, reward_pi, gamma, terminal=terminal)
 
 
+@finite_output()
 def bellman_residual(
     values: ArrayLike, transition_pi: ArrayLike, reward_pi: ArrayLike, gamma: float
 ) -> np.ndarray:
@@ -249,6 +251,7 @@ def bellman_residual(
     return reward_pi + gamma * transition_pi @ values - values
 
 
+@finite_output()
 def policy_transition_and_reward(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -321,6 +324,7 @@ def policy_transition_and_reward(
     return transition_pi, reward_pi
 
 
+@finite_output()
 def state_values(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -386,6 +390,7 @@ def state_values(
     return evaluate_policy(transition_pi, reward_pi, gamma, terminal=terminal)
 
 
+@finite_output()
 def action_values(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -441,6 +446,7 @@ def action_values(
     return q_values
 
 
+@finite_output()
 def advantage_values(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -492,6 +498,7 @@ def advantage_values(
     return q_values - values[:, None]  # terminal rows: 0 - 0
 
 
+@finite_output()
 def discounted_occupancy(
     transition: ArrayLike,
     policy: ArrayLike,
@@ -561,13 +568,10 @@ def discounted_occupancy(
         transition_pi, np.zeros(len(initial)), gamma, terminal
     )
 
-    live = ~terminal
-    occupancy = np.zeros(len(initial))
-    system = np.eye(live.sum()) - gamma * transition_pi[np.ix_(live, live)]
-    occupancy[live] = np.linalg.solve(system.T, initial[live])
-    return occupancy
+    return solve_live_values(transition_pi, gamma, terminal, initial, transposed=True)
 
 
+@finite_output()
 def value_iteration(
     transition: ArrayLike,
     reward: ArrayLike,

@@ -30,6 +30,7 @@ from rlfound._validation import (
     check_indices,
     check_pomdp,
     check_transition,
+    finite_output,
 )
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 
+@finite_output()
 def predict_belief(belief: ArrayLike, action: int, transition: ArrayLike) -> np.ndarray:
     """Prediction step of the Bayes filter: the next state's distribution before observing it.
 
@@ -93,6 +95,7 @@ def predict_belief(belief: ArrayLike, action: int, transition: ArrayLike) -> np.
     return belief @ transition[:, action, :]
 
 
+@finite_output()
 def correct_belief(
     predicted: ArrayLike, observation: int, observation_model: ArrayLike
 ) -> np.ndarray:
@@ -151,6 +154,7 @@ def correct_belief(
     return joint / evidence
 
 
+@finite_output()
 def belief_update(
     belief: ArrayLike,
     action: int,
@@ -216,6 +220,7 @@ def belief_update(
     return correct_belief(predicted, observation, observation_model)
 
 
+@finite_output()
 def belief_filter(
     prior: ArrayLike,
     actions: ArrayLike,
@@ -299,6 +304,7 @@ def belief_filter(
     return beliefs
 
 
+@finite_output()
 def belief_by_enumeration(
     prior: ArrayLike,
     actions: ArrayLike,

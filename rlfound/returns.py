@@ -20,11 +20,13 @@ from rlfound._validation import (
     check_episode_flags,
     check_shape,
     check_unit_interval,
+    finite_output,
 )
 
 __all__ = ["discounted_cumsum", "discounted_returns", "packed_discounted_returns"]
 
 
+@finite_output()
 def discounted_cumsum(terms: ArrayLike, discounts: ArrayLike) -> np.ndarray:
     """Discounted sums from every step to the end: the backward scan.
 
@@ -82,6 +84,7 @@ def discounted_cumsum(terms: ArrayLike, discounts: ArrayLike) -> np.ndarray:
     return sums
 
 
+@finite_output()
 def discounted_returns(rewards: ArrayLike, gamma: float) -> np.ndarray:
     """Discounted return from every time step of a reward sequence (the reward-to-go).
 
@@ -134,6 +137,7 @@ def discounted_returns(rewards: ArrayLike, gamma: float) -> np.ndarray:
     return discounted_cumsum(rewards, gamma)
 
 
+@finite_output()
 def packed_discounted_returns(
     rewards: ArrayLike,
     next_values: ArrayLike,

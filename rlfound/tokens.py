@@ -30,6 +30,7 @@ from rlfound._validation import (
     check_positive_int,
     check_sequence_logprobs,
     check_shape,
+    finite_output,
 )
 from rlfound.distributions import categorical_score, log_softmax
 
@@ -45,6 +46,7 @@ __all__ = [
 ]
 
 
+@finite_output()
 def enumerate_sequences(vocab_size: int, length: int) -> np.ndarray:
     """Every token sequence of a given length, in lexicographic order.
 
@@ -95,6 +97,7 @@ def enumerate_sequences(vocab_size: int, length: int) -> np.ndarray:
     return np.array(list(rows), dtype=np.int64).reshape(count, length)
 
 
+@finite_output()
 def token_logprobs(logits: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     """Log-probability of each chosen token under the logits at its position.
 
@@ -141,6 +144,7 @@ def token_logprobs(logits: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     return np.take_along_axis(all_logprobs, tokens[..., None], axis=-1)[..., 0]
 
 
+@finite_output()
 def sequence_logprob(logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray | float:
     """Log-probability of a sequence: the sum of its (masked) token log-probabilities.
 
@@ -190,6 +194,7 @@ def sequence_logprob(logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.n
     return float(total) if total.ndim == 0 else total
 
 
+@finite_output()
 def bigram_logits(bigram_table: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     """Next-token logits of a bigram model: a tiny autoregressive policy one can enumerate.
 
@@ -242,6 +247,7 @@ def bigram_logits(bigram_table: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     return table[previous]
 
 
+@finite_output()
 def parser_marginal(
     sequence_logprobs: ArrayLike, actions: ArrayLike, num_actions: int
 ) -> np.ndarray:
@@ -300,6 +306,7 @@ def parser_marginal(
     return np.exp(special.logsumexp(np.where(parses_to, logprobs, -np.inf), axis=1))
 
 
+@finite_output()
 def negative_log_likelihood(logprobs: ArrayLike, mask: ArrayLike | None = None) -> float:
     """Negative log-likelihood of token data: the teacher-forcing (pre-training) loss.
 
@@ -346,6 +353,7 @@ def negative_log_likelihood(logprobs: ArrayLike, mask: ArrayLike | None = None) 
     return float(-np.where(mask, logprobs, 0.0).sum()) + 0.0
 
 
+@finite_output()
 def cross_entropy_logit_gradient(logits: ArrayLike, targets: ArrayLike) -> np.ndarray:
     """Gradient of the cross-entropy -log softmax(z)[y] with respect to the logits z.
 
@@ -393,6 +401,7 @@ def cross_entropy_logit_gradient(logits: ArrayLike, targets: ArrayLike) -> np.nd
     return -categorical_score(logits, targets)
 
 
+@finite_output()
 def expand_turn_values_to_tokens(turn_values: ArrayLike, token_turn_ids: ArrayLike) -> np.ndarray:
     """Copy one value per turn onto every policy token of that turn.
 
