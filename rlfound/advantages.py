@@ -58,7 +58,9 @@ def td_errors(rewards: ArrayLike, values: ArrayLike, gamma: float) -> np.ndarray
     ------
     ValueError
         If the shapes do not agree (``values`` needs one more entry along the last axis and
-        the same leading shape), an input is non-finite, or ``gamma`` is outside [0, 1].
+        the same leading shape), an input is non-finite, or ``gamma`` is outside [0, 1];
+        starting ``"overflow in td_errors"``, if r + γ V' - V exceeds the float64 range
+        (values of ±1e308, say).
 
     References
     ----------

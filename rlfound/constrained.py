@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike
 from scipy import optimize
 
 from rlfound._validation import (
+    MAX_ITERATIONS,
     as_float_array,
     as_float_array_like,
     check_bool,
@@ -42,6 +43,7 @@ from rlfound._validation import (
     check_nonnegative_int,
     check_nonnegative_real,
     check_shape,
+    check_size,
     check_tabular_logits,
     check_unit_interval,
     finite_output,
@@ -719,7 +721,9 @@ def primal_dual(
     _check_constraints(budget, multiplier, budget, positive=parameterization == "log")
     lr = check_nonnegative_real(lr, "lr")
     multiplier_lr = check_nonnegative_real(multiplier_lr, "multiplier_lr")
-    num_steps = check_nonnegative_int(num_steps, "num_steps")
+    num_steps = check_size(
+        check_nonnegative_int(num_steps, "num_steps"), "num_steps", MAX_ITERATIONS, "steps"
+    )
 
     thetas, multipliers, reward_values, cost_values = [], [], [], []
     for step in range(num_steps + 1):
@@ -793,7 +797,8 @@ def value_and_gradient(
     ValueError
         If ``logits`` does not have the (S, A) of ``transition``, or the MDP arrays,
         ``initial``, ``gamma`` or ``terminal`` are invalid (see
-        :func:`rlfound.mdp.state_values`).
+        :func:`rlfound.mdp.state_values`, whose tolerances and ``"overflow in the Bellman
+        solve"`` error apply to both solves here).
 
     References
     ----------
@@ -988,8 +993,11 @@ def occupancy_lp(
             "gamma must be < 1 unless no policy can collect reward forever without ending: the "
             f"linear program is unbounded; got gamma = {gamma!r}"
         )
-    if result.status != 0:  # pragma: no cover - HiGHS failing on a tiny, well-posed program
-        raise RuntimeError(f"the linear program failed: {result.message}")
+    if result.status != 0:  # numerical trouble: e.g. rewards near the float64 limit
+        raise ValueError(
+            "overflow in the occupancy linear program: the solver failed on these finite "
+            f"inputs ({result.message}); rescale reward and costs"
+        )
 
     occupancy = np.zeros((num_states, num_actions))
     occupancy[states] = np.maximum(result.x, 0.0).reshape(len(states), num_actions)

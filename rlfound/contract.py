@@ -89,11 +89,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
     as_float_array,
     check_choice,
     check_indices,
     check_logits,
     check_nonnegative_int,
+    check_size,
     finite_output,
 )
 from rlfound.tokens import token_logprobs
@@ -413,6 +415,7 @@ def build_batch(
         )
 
     rows, turns = len(parsed), max(1, *(arrays["num_turns"] for arrays in parsed))
+    check_size(rows * length, "length", MAX_ARRAY_ENTRIES, "array entries (rows * length)")
     batch = {
         "input_ids": np.full((rows, length), pad_id, dtype=np.int64),
         "attention_mask": np.zeros((rows, length), dtype=bool),
@@ -603,7 +606,7 @@ def _check_logprobs(values: np.ndarray, name: str, action: np.ndarray) -> None:
         )
 
 
-@finite_output()
+@finite_output(check_result=False)  # masked positions pass through as given
 def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None) -> dict:
     """Check every rule of the batch contract; return the batch in its canonical dtypes.
 
@@ -865,7 +868,7 @@ def target_logprobs(logits: ArrayLike, input_ids: ArrayLike) -> np.ndarray:
 # --- packing ------------------------------------------------------------------------------------
 
 
-@finite_output()
+@finite_output(check_result=False)  # masked positions pass through as given
 def pack(batch: Mapping[str, ArrayLike]) -> dict[str, np.ndarray]:
     """The packed form of a padded batch: one stream of tokens with segment boundaries.
 
@@ -1001,7 +1004,7 @@ def _check_cu_seqlens(cu_seqlens: Any, name: str, total: int | None = None) -> n
     return cu
 
 
-@finite_output()
+@finite_output(check_result=False)  # masked positions pass through as given
 def unpack(
     packed: Mapping[str, ArrayLike],
     length: int | None = None,
@@ -1106,6 +1109,7 @@ def unpack(
                 f"got {length}"
             )
 
+    check_size(rows * length, "length", MAX_ARRAY_ENTRIES, "array entries (rows * length)")
     # Column of every stream token in the padded layout, and the predictions inside segments.
     start = np.zeros(rows, dtype=np.int64) if padding_side == "right" else length - lengths
     columns = start[segment_ids] + positions

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
     as_float_array,
     check_bool,
     check_indices,
@@ -33,6 +34,7 @@ from rlfound._validation import (
     check_positive_int,
     check_rng,
     check_shape,
+    check_size,
     check_state_function,
     check_tabular_mdp,
     check_terminal,
@@ -368,6 +370,12 @@ def branch_advantage(
     gamma = check_unit_interval(gamma, "gamma")
     num_branches = check_positive_int(num_branches, "num_branches")
     horizon = check_positive_int(horizon, "horizon")
+    check_size(
+        num_branches * (horizon + 1),
+        "num_branches * (horizon + 1)",
+        MAX_ARRAY_ENTRIES,
+        "array entries",
+    )
     rng = check_rng(rng)
 
     # K continuations that take the action first: the first step by hand, then π from the

@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike
 
 from rlfound import contract, entropy, importance, kl, ppo, tokens
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
     as_float_array,
     as_float_array_like,
     check_choice,
@@ -48,6 +49,7 @@ from rlfound._validation import (
     check_positive_int,
     check_positive_real,
     check_shape,
+    check_size,
     check_unit_interval,
     finite_output,
 )
@@ -232,7 +234,7 @@ def reward_statistics(
     (array([1., 0., 0., 1., 2.]), array([-4., -3., -2., -1.,  0.,  1.]))
     """
     rewards, mask = _values_and_mask(rewards, "rewards", mask)
-    bins = check_positive_int(bins, "bins")
+    bins = check_size(check_positive_int(bins, "bins"), "bins", MAX_ARRAY_ENTRIES, "bins")
     if value_range is not None:
         value_range = _check_range(value_range)
 
@@ -937,6 +939,7 @@ def calibration_by_horizon(
     returns = as_float_array_like(returns, "returns", values.shape, "values")
     if max_horizon is not None:
         max_horizon = check_nonnegative_int(max_horizon, "max_horizon")
+        check_size(max_horizon + 1, "max_horizon", MAX_ARRAY_ENTRIES, "buckets (max_horizon + 1)")
 
     # Steps to go: selected positions after this one in the same row.
     after = np.flip(np.cumsum(np.flip(mask, axis=-1), axis=-1), axis=-1) - mask
@@ -1255,7 +1258,12 @@ def _check_inputs(view: dict, given: dict) -> dict:
     _check_clip_arguments(given["clip_low"], given["clip_high"], given["dual_clip"])
     inputs["quantiles"] = _quantile_levels(given["quantiles"])
     inputs["tail_fraction"] = _check_fraction(given["tail_fraction"], "tail_fraction")
-    inputs["length_buckets"] = check_positive_int(given["length_buckets"], "length_buckets")
+    inputs["length_buckets"] = check_size(
+        check_positive_int(given["length_buckets"], "length_buckets"),
+        "length_buckets",
+        MAX_ARRAY_ENTRIES,
+        "buckets",
+    )
     return inputs
 
 
@@ -1772,6 +1780,7 @@ def plot_history(
             "`pip install matplotlib` (or `pip install rlfound[book]`)"
         ) from error
 
+    ncols = min(ncols, len(panels))  # more columns than panels would only be empty axes
     nrows = -(-len(panels) // ncols)
     fig, axes = plt.subplots(
         nrows, ncols, figsize=(4.0 * ncols, 2.8 * nrows), squeeze=False, sharex=True

@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
     as_float_array,
     check_choice,
     check_distribution,
@@ -35,6 +36,7 @@ from rlfound._validation import (
     check_optional_mask,
     check_positive_int,
     check_shape,
+    check_size,
     finite_output,
 )
 
@@ -519,6 +521,8 @@ def action_entropy(
     unparsed = check_choice(unparsed, "unparsed", UNPARSED)
     actions = check_indices(actions, "actions", num_actions, min_ndim=1, minimum=-1)
     check_last_axis(actions, "actions", 1, "rollout per group on the last axis")
+    groups = actions.size // actions.shape[-1]
+    check_size(groups * (num_actions + 1), "num_actions", MAX_ARRAY_ENTRIES, "count entries")
 
     if unparsed == "category":
         actions = np.where(actions < 0, num_actions, actions)
@@ -577,7 +581,12 @@ def unique_successful_strategies(
     ...                              num_strategies=2, threshold=0.5)
     array([1., 1.])
     """
-    num_strategies = check_positive_int(num_strategies, "num_strategies")
+    num_strategies = check_size(
+        check_positive_int(num_strategies, "num_strategies"),
+        "num_strategies",
+        MAX_ARRAY_ENTRIES,
+        "strategies",
+    )
     strategies = check_indices(
         strategies, "strategies", num_strategies, min_ndim=1, minimum=-1, kind="strategy"
     )

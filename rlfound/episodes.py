@@ -135,7 +135,9 @@ def sample_episodes(
     ValueError
         As :func:`rlfound.mdp.state_values` for the MDP, and if ``initial`` is not a
         distribution over the states, ``horizon`` or ``num_episodes`` is not a positive
-        integer, or ``rng`` is not a Generator, a non-negative integer or None.
+        integer, ``num_episodes * (horizon + 1)`` exceeds ``MAX_ARRAY_ENTRIES`` (10^8
+        array entries, checked with exact integers before anything is allocated), or
+        ``rng`` is not a Generator, a non-negative integer or None.
 
     References
     ----------
@@ -225,8 +227,11 @@ def enumerate_episodes(
     Raises
     ------
     ValueError
-        As :func:`sample_episodes`, and if there would be more than one million episodes
-        (naming ``horizon``).
+        As :func:`sample_episodes`, and, naming ``horizon``: if ``horizon + 1`` or the
+        episodes times ``horizon + 1`` exceed ``MAX_ARRAY_ENTRIES`` (10^8), or there would
+        be more than ``MAX_ENUMERATION`` (one million) episodes. The episodes are counted
+        with exact integers (capped just above the limit) before any is built, and the
+        count stops once every episode has ended, so a horizon of 10^18 fails at once.
 
     References
     ----------

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    SUPPORT_TOLERANCE,
     as_float_array,
     check_bool,
     check_distribution,
@@ -105,6 +106,9 @@ def importance_ratios(
     ValueError
         If either policy is not a 1-D probability vector or they differ in length, an action
         is not an integer in [0, K), or a logged action has behavior probability 0.
+        A probability counts as positive only above ``SUPPORT_TOLERANCE``, the smallest
+        normal float64 (about 2.2e-308): a subnormal one such as 5e-324 fails the
+        support condition.
 
     References
     ----------
@@ -158,7 +162,8 @@ def off_policy_value(
     ------
     ValueError
         As :func:`importance_ratios`, and if ``actions`` is empty or ``rewards`` does not
-        have one finite entry per action.
+        have one finite entry per action; starting ``"overflow in"``, if a weighted reward
+        exceeds the float64 range.
 
     References
     ----------
@@ -271,7 +276,8 @@ def importance_sampling_variance(
         If the policies are not 1-D probability vectors of equal length,
         ``action_rewards`` does not have one finite entry per action, or some action has
         μ(a) = 0 but π(a) q(a) ≠ 0 (the estimate is then biased, so its variance is beside
-        the point).
+        the point). μ(a) counts as 0 up to ``SUPPORT_TOLERANCE`` (about 2.2e-308); and,
+        starting ``"overflow in"``, if the second moment exceeds the float64 range.
 
     References
     ----------
@@ -291,7 +297,7 @@ def importance_sampling_variance(
     check_shape(action_rewards, "action_rewards", target_probs.shape, "one entry per action")
     weighted = target_probs * action_rewards  # π(a) q(a), the integrand of the target value
     check_support(behavior_probs, "behavior_probs", "wherever π(a) q(a) is non-zero", weighted != 0)
-    supported = behavior_probs > 0.0
+    supported = behavior_probs > SUPPORT_TOLERANCE  # what check_support calls positive
 
     second_moment = np.sum(weighted[supported] ** 2 / behavior_probs[supported])
     # Rounding can leave a tiny negative number when μ = π and q is constant.
@@ -566,7 +572,9 @@ def sequence_ratio_variance(
     ------
     ValueError
         If either distribution is not a 1-D probability vector, they differ in length, μ is
-        0 where π is positive, or ``length`` is not a non-negative integer.
+        0 (up to ``SUPPORT_TOLERANCE``, about 2.2e-308) where π is positive, or ``length``
+        is not a non-negative integer; and, starting ``"overflow in"``, if the variance
+        (1 + χ²)^L - 1 exceeds the float64 range.
 
     References
     ----------
@@ -587,7 +595,7 @@ def sequence_ratio_variance(
     check_support(
         behavior_probs, "behavior_probs", "wherever target_probs is positive", target_probs > 0.0
     )
-    supported = behavior_probs > 0.0
+    supported = behavior_probs > SUPPORT_TOLERANCE  # what check_support calls positive
 
     second_moment = np.sum(target_probs[supported] ** 2 / behavior_probs[supported])
     # log1p/expm1: for π close to μ the per-token excess χ² is tiny and L may be large.

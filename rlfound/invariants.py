@@ -54,12 +54,14 @@ from numpy.typing import ArrayLike
 
 from rlfound import contract
 from rlfound._validation import (
+    MAX_ITERATIONS,
     check_bool,
     check_callable,
     check_choice,
     check_nonnegative_real,
     check_positive_int,
     check_rng,
+    check_size,
     check_unit_interval,
     finite_output,
 )
@@ -208,7 +210,8 @@ def _result(errors: list[float], sizes: list[int]) -> InvariantCheck:
 
 
 def _check_common(rng: Any, num_cases: Any) -> tuple[np.random.Generator, int]:
-    return check_rng(rng), check_positive_int(num_cases, "num_cases")
+    num_cases = check_positive_int(num_cases, "num_cases")
+    return check_rng(rng), check_size(num_cases, "num_cases", MAX_ITERATIONS, "cases")
 
 
 # --- generated cases ----------------------------------------------------------------------------
@@ -1579,7 +1582,9 @@ def check_old_logprobs_immutable(
     step_fn = check_callable(step_fn, "step_fn")
     given = _given_batch(batch)
     rng, num_cases = _check_common(rng, num_cases)
-    num_steps = check_positive_int(num_steps, "num_steps")
+    num_steps = check_size(
+        check_positive_int(num_steps, "num_steps"), "num_steps", MAX_ITERATIONS, "steps"
+    )
 
     cases = []
     for _ in range(num_cases):

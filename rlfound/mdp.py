@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ITERATIONS,
     as_float_array,
     check_dynamics,
     check_initial,
@@ -28,6 +29,7 @@ from rlfound._validation import (
     check_positive_real,
     check_reward_process,
     check_shape,
+    check_size,
     check_state_function,
     check_tabular_mdp,
     check_unit_interval,
@@ -99,7 +101,19 @@ def evaluate_policy(
         has a non-zero reward, any input is non-finite, ``gamma`` is outside [0, 1], or
         ``gamma`` is 1 and some state never reaches a terminal state (the live block is then
         singular).
+        The conditions for a finite solution are checked with tolerances (see Notes).
+        Starting ``"overflow in the Bellman solve"``: if the values exceed the float64 range
+        or the live block is singular in floating point.
 
+    Notes
+    -----
+    The solve is refused (naming ``transition_pi``) when a live row has
+    γ·(row sum) > 1 + ``ROW_SUM_TOLERANCE`` (1e-12): rows are accepted as distributions
+    within 1e-8, but a discounted row above 1 makes the series Σ_t (γ P)^t diverge. It is
+    refused (naming ``gamma``) unless every live state reaches, through transitions above
+    ``SUPPORT_TOLERANCE`` (about 2.2e-308), a terminal state or (γ < 1) a state whose
+    discounted continuation γ·Σ_{s' live} P(s, s') is below 1 - 1e-12. An exit of 1e-17
+    next to a self-loop of probability 1 does not count: it vanishes from 1 - 1e-17.
     References
     ----------
     R. Bellman, *Dynamic Programming*, Princeton University Press, 1957.
@@ -369,7 +383,9 @@ def state_values(
     ValueError
         If the arrays do not follow the tabular format (shapes, distribution rows in
         non-terminal states, finiteness), ``terminal`` is not a bool or 0/1 (S,) mask,
-        ``gamma`` is outside [0, 1], or ``gamma`` is 1 and some state never terminates.
+        ``gamma`` is outside [0, 1], or ``gamma`` is 1 and some state never terminates;
+        with the tolerances, and the ``"overflow in the Bellman solve"`` error, of
+        :func:`evaluate_policy` (see its Notes).
 
     References
     ----------
@@ -660,7 +676,12 @@ def value_iteration(
     check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
     gamma = check_unit_interval(gamma, "gamma")
     tol = check_positive_real(tol, "tol")
-    max_iterations = check_positive_int(max_iterations, "max_iterations")
+    max_iterations = check_size(
+        check_positive_int(max_iterations, "max_iterations"),
+        "max_iterations",
+        MAX_ITERATIONS,
+        "iterations",
+    )
 
     live = ~terminal
     # Expected immediate reward of each (s, a); terminal rows are never used.

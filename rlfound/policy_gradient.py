@@ -221,7 +221,8 @@ def expected_return(
     ValueError
         If ``logits`` does not have the (S, A) of ``transition``, the MDP arrays or
         ``initial`` are malformed, or ``gamma`` is invalid (see
-        :func:`rlfound.mdp.state_values`).
+        :func:`rlfound.mdp.state_values`, whose tolerances and ``"overflow in the Bellman
+        solve"`` error apply here too).
 
     References
     ----------

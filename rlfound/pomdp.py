@@ -20,8 +20,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ENUMERATION,
     ImpossibleObservation,
     as_float_array,
+    capped_power,
     check_belief,
     check_distribution,
     check_enumeration_size,
@@ -360,9 +362,9 @@ def belief_by_enumeration(
     )
     steps = len(actions)
     check_enumeration_size(
-        num_states ** (steps + 1),
+        capped_power(num_states, steps + 1),  # exact up to the limit
         "observations",
-        f"S**(T+1) = {num_states}**{steps + 1} = {num_states ** (steps + 1)} state sequences",
+        f"S**(T+1) = {num_states}**{steps + 1} > {MAX_ENUMERATION} state sequences",
     )
     if initial_observation is not None:
         evidence = prior @ observation_model[:, initial_observation]

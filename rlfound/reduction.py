@@ -27,12 +27,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
     as_float_array,
     check_choice,
     check_indices,
     check_mask,
     check_positive_int,
     check_shape,
+    check_size,
     check_weights,
     finite_output,
 )
@@ -597,7 +599,9 @@ def shard_sums(
     (array([4., 4.]), array([1., 3.]))
     """
     loss, mask = _check_loss_and_mask(loss, mask)
-    num_shards = check_positive_int(num_shards, "num_shards")
+    num_shards = check_size(
+        check_positive_int(num_shards, "num_shards"), "num_shards", MAX_ARRAY_ENTRIES, "shards"
+    )
     shards = check_indices(shards, "shards", num_shards, kind="shard")
     check_shape(shards, "shards", (loss.shape[0],), "one entry per row (sequence)")
 

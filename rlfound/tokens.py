@@ -17,7 +17,10 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
+    MAX_ENUMERATION,
     as_float_array,
+    capped_power,
     check_bigram_table,
     check_categories,
     check_enumeration_size,
@@ -30,6 +33,7 @@ from rlfound._validation import (
     check_positive_int,
     check_sequence_logprobs,
     check_shape,
+    check_size,
     finite_output,
 )
 from rlfound.distributions import categorical_score, log_softmax
@@ -71,7 +75,8 @@ def enumerate_sequences(vocab_size: int, length: int) -> np.ndarray:
     ------
     ValueError
         If ``vocab_size`` is not a positive integer, ``length`` is not a non-negative
-        integer, or V**L exceeds one million rows (naming ``length``).
+        integer, or V**L exceeds ``MAX_ENUMERATION`` (one million) rows (naming
+        ``length``; the power is counted exactly, and never formed when it is large).
 
     References
     ----------
@@ -90,8 +95,10 @@ def enumerate_sequences(vocab_size: int, length: int) -> np.ndarray:
     """
     vocab_size = check_positive_int(vocab_size, "vocab_size")
     length = check_nonnegative_int(length, "length")
-    count = vocab_size**length
-    check_enumeration_size(count, "length", f"V**L = {vocab_size}**{length} = {count} sequences")
+    count = capped_power(vocab_size, length)
+    check_enumeration_size(
+        count, "length", f"V**L = {vocab_size}**{length} > {MAX_ENUMERATION} sequences"
+    )
 
     rows = itertools.product(range(vocab_size), repeat=length)
     return np.array(list(rows), dtype=np.int64).reshape(count, length)
@@ -283,7 +290,9 @@ def parser_marginal(
     ValueError
         If ``sequence_logprobs`` is not a finite 1-D array of log-probabilities whose
         probabilities sum to at most 1, ``actions`` does not match it in shape or holds an
-        id outside [-1, num_actions), or ``num_actions`` is not a positive integer.
+        id outside [-1, num_actions), or ``num_actions`` is not a positive integer or asks
+        for more than ``MAX_ARRAY_ENTRIES`` (10^8) entries, N * num_actions (checked with
+        exact integers before anything is allocated).
 
     References
     ----------
@@ -299,6 +308,7 @@ def parser_marginal(
     logprobs = check_sequence_logprobs(sequence_logprobs, "sequence_logprobs")
     num_actions = check_positive_int(num_actions, "num_actions")
     actions = check_indices(actions, "actions", num_actions, minimum=-1)
+    check_size(max(actions.size, 1) * num_actions, "num_actions", MAX_ARRAY_ENTRIES, "entries")
     check_shape(actions, "actions", logprobs.shape, "one entry per sequence")
 
     parses_to = actions == np.arange(num_actions)[:, None]  # [a, i]: g(x_i) = a

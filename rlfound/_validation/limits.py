@@ -152,7 +152,9 @@ def check_finite_result(result: _T, quantity: str) -> _T:
     return result
 
 
-def finite_output(quantity: str | None = None) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
+def finite_output(
+    quantity: str | None = None, *, check_result: bool = True
+) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
     """Decorate a public function so that it returns finite floats or raises ``ValueError``.
 
     Inside the call, NumPy's overflow, invalid-operation and division-by-zero conditions
@@ -161,7 +163,9 @@ def finite_output(quantity: str | None = None) -> Callable[[Callable[..., _T]], 
     ``ValueError`` starting ``"overflow in <quantity>"``, and so does a returned float that is
     inf or NaN; a linear system that is singular in floating point (``LinAlgError``) becomes
     one too. ``quantity`` names what is computed, e.g. ``"the Bellman solve"``; by default the
-    function's name.
+    function's name. ``check_result=False`` is for the functions that hand their input's
+    arrays back (a training batch validated or packed), which may hold anything, NaN
+    included, at positions their masks exclude; the floating-point guard still applies.
     """
 
     def decorate(function: Callable[..., _T]) -> Callable[..., _T]:
@@ -182,7 +186,7 @@ def finite_output(quantity: str | None = None) -> Callable[[Callable[..., _T]], 
                     f"overflow in {what}: the inputs are finite but its linear system is "
                     f"singular in floating point ({error})"
                 ) from error
-            return check_finite_result(result, what)
+            return check_finite_result(result, what) if check_result else result
 
         return guarded
 

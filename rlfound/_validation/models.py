@@ -78,12 +78,14 @@ def _check_discounted_rows(transition_pi: np.ndarray, gamma: float, terminal: np
         state = int(np.flatnonzero(over)[0])
         raise ValueError(
             f"transition_pi must satisfy gamma * (row sum) <= 1 (within {ROW_SUM_TOLERANCE:g}) "
-            f"so that the discounted values are finite; got gamma * {transition_pi[state].sum()!r}"
-            f" = {discounted[state]!r} in state {state}"
+            f"so that the discounted values are finite; got gamma * "
+            f"{float(transition_pi[state].sum())!r} = {float(discounted[state])!r} in state {state}"
         )
+    # A move into a terminal state counts through the leak it causes, not by itself: an exit
+    # of 1e-17 vanishes from 1 - 1e-17 and leaves the row exactly as if it were not there.
     continuation = gamma * transition_pi[:, live].sum(axis=1)
     reaches_end = terminal | (continuation < 1.0 - ROW_SUM_TOLERANCE)
-    moves = transition_pi > SUPPORT_TOLERANCE
+    moves = (transition_pi > SUPPORT_TOLERANCE) & live[None, :]
     while True:
         # A state reaches the end if it moves with positive probability to one that does.
         grown = reaches_end | moves[:, reaches_end].any(axis=1)
