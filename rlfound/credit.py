@@ -27,6 +27,8 @@ from numpy.typing import ArrayLike
 
 from rlfound._validation import (
     MAX_ARRAY_ENTRIES,
+    ROW_SUM_TOLERANCE,
+    SUPPORT_TOLERANCE,
     as_float_array,
     check_bool,
     check_indices,
@@ -496,8 +498,7 @@ def option_model(
     step[terminal] = 0.0  # no option starts in (or continues from) a terminal state
     step_reward[terminal] = 0.0
     continuing = gamma * step * (1.0 - stops)[None, :]  # γ P_o (I - B)
-    if gamma == 1.0:
-        _check_option_ends(step, stops, live)
+    _check_option_ends(continuing, live, gamma)
 
     system = np.eye(num_states) - continuing
     option_reward = np.linalg.solve(system, step_reward)
@@ -659,24 +660,37 @@ def _check_termination(termination: Any, num_states: int) -> np.ndarray:
     return termination
 
 
-def _check_option_ends(step: np.ndarray, stops: np.ndarray, live: np.ndarray) -> None:
-    """With γ = 1 the option's equations are solvable only if it stops with probability 1.
+def _check_option_ends(continuing: np.ndarray, live: np.ndarray, gamma: float) -> None:
+    """The option's equations (I - γ P_o (I - B)) x = b have a finite solution.
 
-    A state ends the option if a step from it can arrive where the option stops, or where it
-    continues from a state that ends it; grow that set until it is stable.
+    With the tolerances of the Bellman solves (:mod:`rlfound._validation.limits`): a row of
+    the discounted continuation γ P_o (I - B) may not sum above 1 + ``ROW_SUM_TOLERANCE``,
+    and from every live state the option must reach, through steps above
+    ``SUPPORT_TOLERANCE``, a state whose continuation sums below 1 - ``ROW_SUM_TOLERANCE``
+    (the option stops, the episode ends, or γ < 1 discounts). A stop of 1e-17 next to a
+    continuation of 1 vanishes in floating point and does not count.
     """
-    ends_next = (step * stops[None, :]).sum(axis=1) > 0.0
-    ends = ends_next.copy()
+    totals = continuing.sum(axis=1)
+    over = live & (totals > 1.0 + ROW_SUM_TOLERANCE)
+    if over.any():
+        state = int(np.flatnonzero(over)[0])
+        raise ValueError(
+            f"transition must satisfy gamma * (row sum) <= 1 (within {ROW_SUM_TOLERANCE:g}) "
+            f"for the option to have finite values; got {float(totals[state])!r} in state {state}"
+        )
+    ends = ~live | (totals < 1.0 - ROW_SUM_TOLERANCE)
+    moves = continuing > SUPPORT_TOLERANCE
     while True:
-        grown = ends | ((step * (1.0 - stops)[None, :])[:, ends].sum(axis=1) > 0.0)
+        grown = ends | moves[:, ends].any(axis=1)
         if np.array_equal(grown, ends):
             break
         ends = grown
     forever = live & ~ends
     if forever.any():
         state = int(np.flatnonzero(forever)[0])
+        when = "when gamma = 1" if gamma == 1.0 else f"when gamma = {gamma!r} (within 1e-12 of 1)"
         raise ValueError(
-            "termination must let the option stop with probability 1 when gamma = 1; got an "
+            f"termination must let the option stop with probability 1 {when}; got an "
             f"option that can run forever from state {state}"
         )
 

@@ -50,7 +50,7 @@ def _check_policy_and_dynamics(
     return transition, logits, check_initial(initial, transition.shape[0])
 
 
-@finite_output()
+@finite_output(log_of_zero=True)  # -inf is the exact log p of an impossible episode
 def trajectory_log_probability(
     logits: ArrayLike,
     transition: ArrayLike,

@@ -17,6 +17,7 @@ from rlfound import (
     advantages,
     bandits,
     constrained,
+    credit,
     episodes,
     gradcheck,
     groups,
@@ -194,6 +195,19 @@ def test_a_row_just_below_one_from_rounding_is_accepted_at_gamma_one():
         [0, 0, 1],
     )
     np.testing.assert_allclose(values, [3.0, 3.0, 0.0])
+
+
+def test_an_option_whose_stop_vanishes_below_resolution_can_run_forever():
+    # The option's own equations (I - γ P_o (I - B)) get the same tolerances.
+    transition = np.zeros((2, 1, 2))
+    transition[0, 0, 0] = transition[1, 0, 1] = 1.0
+    with raises(
+        "termination must let the option stop with probability 1 when gamma = 1; got an "
+        "option that can run forever from state 0"
+    ):
+        credit.option_model(transition, np.zeros((2, 1, 2)), [[1.0], [1.0]], [1e-17, 1.0], 1.0)
+    _, ends = credit.option_model(transition, np.zeros((2, 1, 2)), [[1.0], [1.0]], [0.5, 1.0], 1.0)
+    np.testing.assert_allclose(ends[0], [1.0, 0.0])
 
 
 # --- 4. group normalization: scale before the variance ----------------------------------------

@@ -135,8 +135,11 @@ def _leaves(result: Any):
             yield from _leaves(getattr(result, field.name))
 
 
-def check_finite_result(result: _T, quantity: str) -> _T:
+def check_finite_result(result: _T, quantity: str, *, log_of_zero: bool = False) -> _T:
     """Return ``result`` after checking that every float in it is finite.
+
+    ``log_of_zero=True`` admits -inf, for a log-probability whose exact value is log 0 (an
+    impossible event); +inf and NaN are still refused.
 
     Raises
     ------
@@ -144,6 +147,8 @@ def check_finite_result(result: _T, quantity: str) -> _T:
         Starting ``"overflow in <quantity>"``, if a float of the result is inf or NaN.
     """
     for leaf in _leaves(result):
+        if log_of_zero:
+            leaf = np.where(leaf == -np.inf, 0.0, leaf)
         if not np.isfinite(leaf).all():
             raise ValueError(
                 f"overflow in {quantity}: the inputs are finite but the result is not "
@@ -153,7 +158,7 @@ def check_finite_result(result: _T, quantity: str) -> _T:
 
 
 def finite_output(
-    quantity: str | None = None, *, check_result: bool = True
+    quantity: str | None = None, *, check_result: bool = True, log_of_zero: bool = False
 ) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
     """Decorate a public function so that it returns finite floats or raises ``ValueError``.
 
@@ -166,6 +171,8 @@ def finite_output(
     function's name. ``check_result=False`` is for the functions that hand their input's
     arrays back (a training batch validated or packed), which may hold anything, NaN
     included, at positions their masks exclude; the floating-point guard still applies.
+    ``log_of_zero=True`` is for a log-probability that is exactly -inf for an impossible
+    event (see :func:`check_finite_result`).
     """
 
     def decorate(function: Callable[..., _T]) -> Callable[..., _T]:
@@ -186,7 +193,9 @@ def finite_output(
                     f"overflow in {what}: the inputs are finite but its linear system is "
                     f"singular in floating point ({error})"
                 ) from error
-            return check_finite_result(result, what) if check_result else result
+            if not check_result:
+                return result
+            return check_finite_result(result, what, log_of_zero=log_of_zero)
 
         return guarded
 
