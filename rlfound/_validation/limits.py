@@ -163,7 +163,7 @@ def finite_output(
     """Decorate a public function so that it returns finite floats or raises ``ValueError``.
 
     Inside the call, NumPy's overflow, invalid-operation and division-by-zero conditions
-    raise (a function that expects one, such as log 0 masked out afterwards, says so with its
+    raise (a function that expects one, such as log 0 masked out later, says so with its
     own ``numpy.errstate``); a Python float overflow raises too. Either becomes a
     ``ValueError`` starting ``"overflow in <quantity>"``, and so does a returned float that is
     inf or NaN; a linear system that is singular in floating point (``LinAlgError``) becomes
