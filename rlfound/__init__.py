@@ -44,7 +44,11 @@ Conventions: arrays are float64 and scalars Python floats; time is the last axis
 axes are a batch; ``values`` has one more entry than ``rewards`` along time (the bootstrap
 value); masks accept bool or 0/1; randomness comes only from an ``rng`` argument (a
 ``numpy.random.Generator`` or an int seed). Every public function validates its input and
-raises ``ValueError`` whose message starts with the name of the offending argument.
+raises ``ValueError`` whose message starts with the name of the offending argument. For
+finite input no function returns inf or NaN: an overflow raises ``ValueError`` starting
+``"overflow in <quantity>"``, and sizes, supports and discounted row sums are checked against
+the documented limits and tolerances of ``rlfound._validation.limits`` (see the README's
+"The promise at the numerical edges").
 
 Import the modules, not the functions, e.g. ``from rlfound import advantages``.
 """

@@ -22,12 +22,14 @@ from rlfound._validation import (
     check_positive_int,
     check_unit_interval,
     check_values_for_rewards,
+    finite_output,
 )
 from rlfound.returns import discounted_cumsum
 
 __all__ = ["gae_explicit", "gae_recursive", "k_step_advantages", "packed_gae", "td_errors"]
 
 
+@finite_output()
 def td_errors(rewards: ArrayLike, values: ArrayLike, gamma: float) -> np.ndarray:
     """One-step temporal-difference errors.
 
@@ -56,7 +58,9 @@ def td_errors(rewards: ArrayLike, values: ArrayLike, gamma: float) -> np.ndarray
     ------
     ValueError
         If the shapes do not agree (``values`` needs one more entry along the last axis and
-        the same leading shape), an input is non-finite, or ``gamma`` is outside [0, 1].
+        the same leading shape), an input is non-finite, or ``gamma`` is outside [0, 1];
+        starting ``"overflow in td_errors"``, if r + γ V' - V exceeds the float64 range
+        (values of ±1e308, say).
 
     References
     ----------
@@ -76,6 +80,7 @@ def td_errors(rewards: ArrayLike, values: ArrayLike, gamma: float) -> np.ndarray
     return rewards + gamma * values[..., 1:] - values[..., :-1]
 
 
+@finite_output()
 def k_step_advantages(rewards: ArrayLike, values: ArrayLike, gamma: float, k: int) -> np.ndarray:
     """k-step advantage estimates: k rewards, then bootstrap from the value function.
 
@@ -137,6 +142,7 @@ def k_step_advantages(rewards: ArrayLike, values: ArrayLike, gamma: float, k: in
     return advantages
 
 
+@finite_output()
 def gae_recursive(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float) -> np.ndarray:
     """Generalized advantage estimates by the backward recursion.
 
@@ -188,6 +194,7 @@ def gae_recursive(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: floa
     return discounted_cumsum(deltas, gamma * lam)  # A_t = δ_t + γλ A_{t+1}, A_T = 0
 
 
+@finite_output()
 def gae_explicit(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float) -> np.ndarray:
     """Generalized advantage estimates by their definition, an explicit weighted sum.
 
@@ -242,6 +249,7 @@ def gae_explicit(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float
     return deltas @ weights.T
 
 
+@finite_output()
 def packed_gae(
     rewards: ArrayLike,
     values: ArrayLike,

@@ -12,6 +12,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
+    MAX_ITERATIONS,
     as_float_array,
     check_choice,
     check_indices,
@@ -21,6 +23,8 @@ from rlfound._validation import (
     check_positive_real,
     check_rng,
     check_shape,
+    check_size,
+    finite_output,
 )
 from rlfound.distributions import categorical_score, softmax
 
@@ -47,6 +51,7 @@ def _check_logits_and_rewards(
     return logits, action_rewards
 
 
+@finite_output()
 def bandit_objective(logits: ArrayLike, action_rewards: ArrayLike) -> float:
     """Expected reward of a softmax policy in a one-state bandit.
 
@@ -84,6 +89,7 @@ def bandit_objective(logits: ArrayLike, action_rewards: ArrayLike) -> float:
     return float(softmax(logits) @ action_rewards)
 
 
+@finite_output()
 def exact_bandit_gradient(logits: ArrayLike, action_rewards: ArrayLike) -> np.ndarray:
     """Exact gradient of the bandit objective J(θ) = Σ_a π_θ(a) q(a).
 
@@ -145,6 +151,7 @@ def _check_samples(
     return actions, rewards, baseline
 
 
+@finite_output()
 def reinforce_gradient_estimate(
     logits: ArrayLike, actions: ArrayLike, rewards: ArrayLike, baseline: ArrayLike = 0.0
 ) -> np.ndarray:
@@ -222,6 +229,7 @@ def _batch_baseline(rewards: np.ndarray, kind: str) -> np.ndarray | float:
     return 0.0
 
 
+@finite_output("the REINFORCE updates")
 def reinforce_bandit_history(
     action_rewards: ArrayLike,
     steps: int = 200,
@@ -278,7 +286,11 @@ def reinforce_bandit_history(
         If ``action_rewards`` is not a finite non-empty 1-D array, ``steps`` or ``batch_size``
         is not a positive integer, ``lr`` is not positive and finite, ``baseline`` is not
         one of the names above, ``batch_size`` is 1 with the ``"leave_one_out"`` baseline,
-        or ``rng`` is not a Generator, a non-negative integer or None.
+        or ``rng`` is not a Generator, a non-negative integer or None. Sizes are checked
+        with exact integers before anything is allocated: ``steps`` at most
+        ``MAX_ITERATIONS`` (10^7), ``batch_size`` and the history's (steps + 1) * K entries
+        at most ``MAX_ARRAY_ENTRIES`` (10^8). Starting ``"overflow in the REINFORCE
+        updates"``, if a batch mean, a gradient or the logits exceed the float64 range.
 
     References
     ----------
@@ -304,6 +316,9 @@ def reinforce_bandit_history(
     rng = check_rng(rng)
 
     num_actions = len(action_rewards)
+    check_size(steps, "steps", MAX_ITERATIONS, "updates")
+    check_size(batch_size, "batch_size", MAX_ARRAY_ENTRIES, "actions per step")
+    check_size((steps + 1) * num_actions, "steps", MAX_ARRAY_ENTRIES, "history entries")
     history = np.zeros((steps + 1, num_actions))
     for step in range(steps):
         logits = history[step]
@@ -316,6 +331,7 @@ def reinforce_bandit_history(
     return history
 
 
+@finite_output("the REINFORCE updates")
 def reinforce_bandit(
     action_rewards: ArrayLike,
     steps: int = 200,

@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike
 from scipy import optimize
 
 from rlfound._validation import (
+    MAX_ITERATIONS,
     as_float_array,
     as_float_array_like,
     check_bool,
@@ -42,8 +43,11 @@ from rlfound._validation import (
     check_nonnegative_int,
     check_nonnegative_real,
     check_shape,
+    check_size,
     check_tabular_logits,
     check_unit_interval,
+    finite_output,
+    solve_live_values,
 )
 from rlfound.distributions import softmax
 from rlfound.mdp import evaluate_policy, policy_transition_and_reward
@@ -129,6 +133,7 @@ def _output(array: np.ndarray) -> float | np.ndarray:
 # --- scalarization ----------------------------------------------------------------------------
 
 
+@finite_output()
 def scalarized_reward(
     rewards: ArrayLike,
     costs: ArrayLike,
@@ -207,6 +212,7 @@ def scalarized_reward(
     return float(total) if total.ndim == 0 else total
 
 
+@finite_output()
 def pareto_mask(objectives: ArrayLike) -> np.ndarray:
     """Which candidates are Pareto optimal: not dominated by any other candidate.
 
@@ -267,6 +273,7 @@ def pareto_mask(objectives: ArrayLike) -> np.ndarray:
 # --- the Lagrangian ---------------------------------------------------------------------------
 
 
+@finite_output()
 def lagrangian(
     reward_value: float, cost_value: ArrayLike, multiplier: ArrayLike, budget: ArrayLike
 ) -> float:
@@ -319,6 +326,7 @@ def lagrangian(
     return float(reward_value - np.sum(multiplier * (cost_value - budget)))
 
 
+@finite_output()
 def lagrangian_gradients(
     reward_gradient: ArrayLike,
     cost_gradient: ArrayLike,
@@ -386,6 +394,7 @@ def lagrangian_gradients(
     return reward_gradient - penalty, _output(budget - cost_value)
 
 
+@finite_output()
 def multiplier_update(
     multiplier: ArrayLike,
     cost_value: ArrayLike,
@@ -469,6 +478,7 @@ def multiplier_update(
     return _output(multiplier * np.exp(multiplier_lr * multiplier * violation))
 
 
+@finite_output()
 def primal_dual_step(
     params: ArrayLike,
     multiplier: ArrayLike,
@@ -622,6 +632,7 @@ def _call_oracle(oracle: Callable, params: np.ndarray, constraints: tuple[int, .
     return reward_value, reward_gradient, cost_value, cost_gradient
 
 
+@finite_output()
 def primal_dual(
     oracle: Callable[[np.ndarray], tuple],
     params: ArrayLike,
@@ -710,7 +721,9 @@ def primal_dual(
     _check_constraints(budget, multiplier, budget, positive=parameterization == "log")
     lr = check_nonnegative_real(lr, "lr")
     multiplier_lr = check_nonnegative_real(multiplier_lr, "multiplier_lr")
-    num_steps = check_nonnegative_int(num_steps, "num_steps")
+    num_steps = check_size(
+        check_nonnegative_int(num_steps, "num_steps"), "num_steps", MAX_ITERATIONS, "steps"
+    )
 
     thetas, multipliers, reward_values, cost_values = [], [], [], []
     for step in range(num_steps + 1):
@@ -736,6 +749,7 @@ def primal_dual(
 # --- exact references for tabular MDPs --------------------------------------------------------
 
 
+@finite_output()
 def value_and_gradient(
     logits: ArrayLike,
     transition: ArrayLike,
@@ -783,7 +797,8 @@ def value_and_gradient(
     ValueError
         If ``logits`` does not have the (S, A) of ``transition``, or the MDP arrays,
         ``initial``, ``gamma`` or ``terminal`` are invalid (see
-        :func:`rlfound.mdp.state_values`).
+        :func:`rlfound.mdp.state_values`, whose tolerances and ``"overflow in the Bellman
+        solve"`` error apply to both solves here).
 
     References
     ----------
@@ -811,10 +826,7 @@ def value_and_gradient(
     values = evaluate_policy(transition_pi, reward_pi, gamma, terminal)  # v_π (checks gamma)
     q_values = np.einsum("sat,sat->sa", transition, np.asarray(reward) + gamma * values)
     # d_π over the live states L: d_L^T = p_0,L^T (I - γ P_LL)^{-1}, and 0 elsewhere.
-    live = ~terminal
-    occupancy = np.zeros(len(initial))
-    system = np.eye(live.sum()) - gamma * transition_pi[np.ix_(live, live)]
-    occupancy[live] = np.linalg.solve(system.T, initial[live])
+    occupancy = solve_live_values(transition_pi, gamma, terminal, initial, transposed=True)
     gradient = occupancy[:, None] * policy * (q_values - values[:, None])
     gradient[terminal] = 0.0
     return float(initial @ values), gradient
@@ -847,6 +859,7 @@ class ConstrainedSolution(NamedTuple):
     multiplier: float | np.ndarray
 
 
+@finite_output()
 def occupancy_lp(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -980,8 +993,11 @@ def occupancy_lp(
             "gamma must be < 1 unless no policy can collect reward forever without ending: the "
             f"linear program is unbounded; got gamma = {gamma!r}"
         )
-    if result.status != 0:  # pragma: no cover - HiGHS failing on a tiny, well-posed program
-        raise RuntimeError(f"the linear program failed: {result.message}")
+    if result.status != 0:  # numerical trouble: e.g. rewards near the float64 limit
+        raise ValueError(
+            "overflow in the occupancy linear program: the solver failed on these finite "
+            f"inputs ({result.message}); rescale reward and costs"
+        )
 
     occupancy = np.zeros((num_states, num_actions))
     occupancy[states] = np.maximum(result.x, 0.0).reshape(len(states), num_actions)
@@ -1004,6 +1020,7 @@ def occupancy_lp(
 # --- lexicographic choice ---------------------------------------------------------------------
 
 
+@finite_output()
 def lexicographic_mask(
     costs: ArrayLike, utilities: ArrayLike, tolerance: float = 0.0
 ) -> np.ndarray:

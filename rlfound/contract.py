@@ -90,11 +90,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
     as_float_array,
     check_choice,
     check_indices,
     check_logits,
     check_nonnegative_int,
+    check_size,
+    finite_output,
 )
 from rlfound.tokens import token_logprobs
 
@@ -295,6 +298,7 @@ def _segment_logprobs(values: Any, name: str, size: int) -> np.ndarray:
     return values
 
 
+@finite_output()
 def build_batch(
     episodes: Sequence[Mapping[str, Any]],
     length: int | None = None,
@@ -412,6 +416,7 @@ def build_batch(
         )
 
     rows, turns = len(parsed), max(1, *(arrays["num_turns"] for arrays in parsed))
+    check_size(rows * length, "length", MAX_ARRAY_ENTRIES, "array entries (rows * length)")
     batch = {
         "input_ids": np.full((rows, length), pad_id, dtype=np.int64),
         "attention_mask": np.zeros((rows, length), dtype=bool),
@@ -602,6 +607,7 @@ def _check_logprobs(values: np.ndarray, name: str, action: np.ndarray) -> None:
         )
 
 
+@finite_output(check_result=False)  # masked positions pass through as given
 def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None) -> dict:
     """Check every rule of the batch contract; return the batch in its canonical dtypes.
 
@@ -793,6 +799,7 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
 # --- log-probabilities of the targets -----------------------------------------------------------
 
 
+@finite_output()
 def target_logprobs(logits: ArrayLike, input_ids: ArrayLike) -> np.ndarray:
     """Log-probability of every target token under causal logits: the contract's alignment.
 
@@ -862,6 +869,7 @@ def target_logprobs(logits: ArrayLike, input_ids: ArrayLike) -> np.ndarray:
 # --- packing ------------------------------------------------------------------------------------
 
 
+@finite_output(check_result=False)  # masked positions pass through as given
 def pack(batch: Mapping[str, ArrayLike]) -> dict[str, np.ndarray]:
     """The packed form of a padded batch: one stream of tokens with segment boundaries.
 
@@ -997,6 +1005,7 @@ def _check_cu_seqlens(cu_seqlens: Any, name: str, total: int | None = None) -> n
     return cu
 
 
+@finite_output(check_result=False)  # masked positions pass through as given
 def unpack(
     packed: Mapping[str, ArrayLike],
     length: int | None = None,
@@ -1101,6 +1110,7 @@ def unpack(
                 f"got {length}"
             )
 
+    check_size(rows * length, "length", MAX_ARRAY_ENTRIES, "array entries (rows * length)")
     # Column of every stream token in the padded layout, and the predictions inside segments.
     start = np.zeros(rows, dtype=np.int64) if padding_side == "right" else length - lengths
     columns = start[segment_ids] + positions
@@ -1140,6 +1150,7 @@ def unpack(
     return padded
 
 
+@finite_output()
 def block_diagonal_attention(cu_seqlens: ArrayLike) -> np.ndarray:
     """The causal, block-diagonal attention pattern of a packed stream (a view for tests).
 

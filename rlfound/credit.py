@@ -26,6 +26,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
+    ROW_SUM_TOLERANCE,
+    SUPPORT_TOLERANCE,
     as_float_array,
     check_bool,
     check_indices,
@@ -33,10 +36,12 @@ from rlfound._validation import (
     check_positive_int,
     check_rng,
     check_shape,
+    check_size,
     check_state_function,
     check_tabular_mdp,
     check_terminal,
     check_unit_interval,
+    finite_output,
 )
 from rlfound.advantages import td_errors
 from rlfound.episodes import sample_episodes
@@ -57,6 +62,7 @@ __all__ = [
 # --- turn-level reward-to-go ------------------------------------------------------------------
 
 
+@finite_output()
 def turn_reward_to_go(
     turn_rewards: ArrayLike, token_turn_ids: ArrayLike, gamma: float
 ) -> np.ndarray:
@@ -126,6 +132,7 @@ def turn_reward_to_go(
 # --- potential-based shaping ------------------------------------------------------------------
 
 
+@finite_output()
 def shaped_reward(
     reward: ArrayLike,
     potential: ArrayLike,
@@ -207,6 +214,7 @@ def shaped_reward(
     return reward + shaping
 
 
+@finite_output()
 def shaped_episode_rewards(rewards: ArrayLike, potentials: ArrayLike, gamma: float) -> np.ndarray:
     """Potential-based shaping of the rewards of one episode (or a batch of them).
 
@@ -269,6 +277,7 @@ def shaped_episode_rewards(rewards: ArrayLike, potentials: ArrayLike, gamma: flo
 # --- counterfactual branching -----------------------------------------------------------------
 
 
+@finite_output()
 def branch_advantage(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -363,6 +372,12 @@ def branch_advantage(
     gamma = check_unit_interval(gamma, "gamma")
     num_branches = check_positive_int(num_branches, "num_branches")
     horizon = check_positive_int(horizon, "horizon")
+    check_size(
+        num_branches * (horizon + 1),
+        "num_branches * (horizon + 1)",
+        MAX_ARRAY_ENTRIES,
+        "array entries",
+    )
     rng = check_rng(rng)
 
     # K continuations that take the action first: the first step by hand, then π from the
@@ -393,6 +408,7 @@ def branch_advantage(
 # --- options and semi-Markov discounting -----------------------------------------------------
 
 
+@finite_output()
 def option_model(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -482,8 +498,7 @@ def option_model(
     step[terminal] = 0.0  # no option starts in (or continues from) a terminal state
     step_reward[terminal] = 0.0
     continuing = gamma * step * (1.0 - stops)[None, :]  # γ P_o (I - B)
-    if gamma == 1.0:
-        _check_option_ends(step, stops, live)
+    _check_option_ends(continuing, live, gamma)
 
     system = np.eye(num_states) - continuing
     option_reward = np.linalg.solve(system, step_reward)
@@ -491,6 +506,7 @@ def option_model(
     return option_reward, option_transition
 
 
+@finite_output()
 def option_segments(
     rewards: ArrayLike, option_starts: ArrayLike, gamma: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -558,6 +574,7 @@ def option_segments(
     return option_rewards, durations
 
 
+@finite_output()
 def option_returns(option_rewards: ArrayLike, durations: ArrayLike, gamma: float) -> np.ndarray:
     """The manager's returns in a semi-Markov decision process: one per option.
 
@@ -643,24 +660,37 @@ def _check_termination(termination: Any, num_states: int) -> np.ndarray:
     return termination
 
 
-def _check_option_ends(step: np.ndarray, stops: np.ndarray, live: np.ndarray) -> None:
-    """With γ = 1 the option's equations are solvable only if it stops with probability 1.
+def _check_option_ends(continuing: np.ndarray, live: np.ndarray, gamma: float) -> None:
+    """The option's equations (I - γ P_o (I - B)) x = b have a finite solution.
 
-    A state ends the option if a step from it can arrive where the option stops, or where it
-    continues from a state that ends it; grow that set until it is stable.
+    With the tolerances of the Bellman solves (:mod:`rlfound._validation.limits`): a row of
+    the discounted continuation γ P_o (I - B) may not sum above 1 + ``ROW_SUM_TOLERANCE``,
+    and from every live state the option must reach, through steps above
+    ``SUPPORT_TOLERANCE``, a state whose continuation sums below 1 - ``ROW_SUM_TOLERANCE``
+    (the option stops, the episode ends, or γ < 1 discounts). A stop of 1e-17 next to a
+    continuation of 1 vanishes in floating point and does not count.
     """
-    ends_next = (step * stops[None, :]).sum(axis=1) > 0.0
-    ends = ends_next.copy()
+    totals = continuing.sum(axis=1)
+    over = live & (totals > 1.0 + ROW_SUM_TOLERANCE)
+    if over.any():
+        state = int(np.flatnonzero(over)[0])
+        raise ValueError(
+            f"transition must satisfy gamma * (row sum) <= 1 (within {ROW_SUM_TOLERANCE:g}) "
+            f"for the option to have finite values; got {float(totals[state])!r} in state {state}"
+        )
+    ends = ~live | (totals < 1.0 - ROW_SUM_TOLERANCE)
+    moves = continuing > SUPPORT_TOLERANCE
     while True:
-        grown = ends | ((step * (1.0 - stops)[None, :])[:, ends].sum(axis=1) > 0.0)
+        grown = ends | moves[:, ends].any(axis=1)
         if np.array_equal(grown, ends):
             break
         ends = grown
     forever = live & ~ends
     if forever.any():
         state = int(np.flatnonzero(forever)[0])
+        when = "when gamma = 1" if gamma == 1.0 else f"when gamma = {gamma!r} (within 1e-12 of 1)"
         raise ValueError(
-            "termination must let the option stop with probability 1 when gamma = 1; got an "
+            f"termination must let the option stop with probability 1 {when}; got an "
             f"option that can run forever from state {state}"
         )
 

@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike
 
 from rlfound import contract, entropy, importance, kl, ppo, tokens
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
     as_float_array,
     as_float_array_like,
     check_choice,
@@ -48,7 +49,9 @@ from rlfound._validation import (
     check_positive_int,
     check_positive_real,
     check_shape,
+    check_size,
     check_unit_interval,
+    finite_output,
 )
 
 __all__ = [
@@ -165,6 +168,7 @@ def _quantile_levels(quantiles: Any) -> np.ndarray:
 # --- rewards and returns -----------------------------------------------------------------------
 
 
+@finite_output()
 def reward_statistics(
     rewards: ArrayLike,
     mask: ArrayLike | None = None,
@@ -230,7 +234,7 @@ def reward_statistics(
     (array([1., 0., 0., 1., 2.]), array([-4., -3., -2., -1.,  0.,  1.]))
     """
     rewards, mask = _values_and_mask(rewards, "rewards", mask)
-    bins = check_positive_int(bins, "bins")
+    bins = check_size(check_positive_int(bins, "bins"), "bins", MAX_ARRAY_ENTRIES, "bins")
     if value_range is not None:
         value_range = _check_range(value_range)
 
@@ -250,6 +254,7 @@ def _check_range(value_range: Any) -> tuple[float, float]:
     return float(pair[0]), float(pair[1])
 
 
+@finite_output()
 def tail_mean(values: ArrayLike, fraction: float, mask: ArrayLike | None = None) -> float:
     """Mean of the worst ``fraction`` of the values: the lower-tail CVaR of their distribution.
 
@@ -308,6 +313,7 @@ def tail_mean(values: ArrayLike, fraction: float, mask: ArrayLike | None = None)
     return float(np.sum(weights * ordered) / np.sum(weights))
 
 
+@finite_output()
 def grouped_statistics(
     values: ArrayLike, labels: ArrayLike, mask: ArrayLike | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -365,6 +371,7 @@ def grouped_statistics(
 # --- groups ------------------------------------------------------------------------------------
 
 
+@finite_output()
 def group_variance_statistics(
     rewards: ArrayLike, group_ids: ArrayLike, ddof: int = 0, atol: float = 0.0
 ) -> tuple[float, float]:
@@ -446,6 +453,7 @@ def group_variance_statistics(
 # --- ratios and divergences --------------------------------------------------------------------
 
 
+@finite_output()
 def log_ratio_summary(
     logprobs: ArrayLike,
     old_logprobs: ArrayLike,
@@ -521,6 +529,7 @@ def log_ratio_summary(
     )
 
 
+@finite_output()
 def approximate_kl(
     logprobs: ArrayLike,
     ref_logprobs: ArrayLike,
@@ -605,6 +614,7 @@ def approximate_kl(
     return float(rows[present].mean())
 
 
+@finite_output()
 def importance_ess(
     logprobs: ArrayLike,
     old_logprobs: ArrayLike,
@@ -675,6 +685,7 @@ def importance_ess(
     return importance.effective_sample_size(np.exp(log_weights - log_weights.max()))
 
 
+@finite_output()
 def policy_lag(
     policy_version: ArrayLike, learner_version: int, mask: ArrayLike | None = None
 ) -> tuple[float, float]:
@@ -755,6 +766,7 @@ def policy_lag(
 # --- entropy, values, gradients, lengths -------------------------------------------------------
 
 
+@finite_output()
 def mean_by_position(
     values: ArrayLike, mask: ArrayLike | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -807,6 +819,7 @@ def mean_by_position(
     return means, counts
 
 
+@finite_output()
 def explained_variance(
     values: ArrayLike, returns: ArrayLike, mask: ArrayLike | None = None, eps: float = 0.0
 ) -> float:
@@ -871,6 +884,7 @@ def explained_variance(
     return 1.0 - _masked_variance(returns - values, mask) / spread
 
 
+@finite_output()
 def calibration_by_horizon(
     values: ArrayLike,
     returns: ArrayLike,
@@ -925,6 +939,7 @@ def calibration_by_horizon(
     returns = as_float_array_like(returns, "returns", values.shape, "values")
     if max_horizon is not None:
         max_horizon = check_nonnegative_int(max_horizon, "max_horizon")
+        check_size(max_horizon + 1, "max_horizon", MAX_ARRAY_ENTRIES, "buckets (max_horizon + 1)")
 
     # Steps to go: selected positions after this one in the same row.
     after = np.flip(np.cumsum(np.flip(mask, axis=-1), axis=-1), axis=-1) - mask
@@ -939,6 +954,7 @@ def calibration_by_horizon(
     return mean_values, mean_returns, counts
 
 
+@finite_output()
 def gradient_norms(
     gradients: Sequence[ArrayLike] | Mapping[str, ArrayLike], max_norm: float, eps: float = 1e-6
 ) -> tuple[np.ndarray, float, float]:
@@ -1020,6 +1036,7 @@ def gradient_norms(
     return group_norms, before, coefficient * before
 
 
+@finite_output()
 def pearson_correlation(x: ArrayLike, y: ArrayLike, mask: ArrayLike | None = None) -> float:
     """Pearson correlation of two quantities over the selected entries.
 
@@ -1241,7 +1258,12 @@ def _check_inputs(view: dict, given: dict) -> dict:
     _check_clip_arguments(given["clip_low"], given["clip_high"], given["dual_clip"])
     inputs["quantiles"] = _quantile_levels(given["quantiles"])
     inputs["tail_fraction"] = _check_fraction(given["tail_fraction"], "tail_fraction")
-    inputs["length_buckets"] = check_positive_int(given["length_buckets"], "length_buckets")
+    inputs["length_buckets"] = check_size(
+        check_positive_int(given["length_buckets"], "length_buckets"),
+        "length_buckets",
+        MAX_ARRAY_ENTRIES,
+        "buckets",
+    )
     return inputs
 
 
@@ -1479,6 +1501,7 @@ _SECTIONS = (
 )
 
 
+@finite_output()
 def report(
     batch: Mapping[str, ArrayLike],
     *,
@@ -1650,6 +1673,7 @@ def _check_run(run: Any, label: str) -> list:
     return list(run)
 
 
+@finite_output()
 def plot_history(
     history: Sequence[Mapping[str, float]] | Mapping[str, Sequence[Mapping[str, float]]],
     names: Sequence[str | Sequence[str]] | None = None,
@@ -1756,6 +1780,7 @@ def plot_history(
             "`pip install matplotlib` (or `pip install rlfound[book]`)"
         ) from error
 
+    ncols = min(ncols, len(panels))  # more columns than panels would only be empty axes
     nrows = -(-len(panels) // ncols)
     fig, axes = plt.subplots(
         nrows, ncols, figsize=(4.0 * ncols, 2.8 * nrows), squeeze=False, sharex=True

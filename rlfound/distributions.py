@@ -14,11 +14,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from rlfound._validation import check_categories, check_logits
+from rlfound._validation import check_categories, check_logits, finite_output
 
 __all__ = ["categorical_score", "log_softmax", "softmax"]
 
 
+@finite_output()
 def softmax(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     """Softmax probabilities, computed stably.
 
@@ -67,6 +68,7 @@ def softmax(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     return special.softmax(logits, axis=axis)
 
 
+@finite_output()
 def log_softmax(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     """Log-probabilities of a softmax distribution, computed stably.
 
@@ -109,6 +111,7 @@ def log_softmax(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     return special.log_softmax(logits, axis=axis)
 
 
+@finite_output()
 def categorical_score(logits: ArrayLike, actions: ArrayLike) -> np.ndarray:
     """Score function of a softmax distribution: the gradient of log π_θ(a) with respect to θ.
 

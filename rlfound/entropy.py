@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
     as_float_array,
     check_choice,
     check_distribution,
@@ -35,6 +36,8 @@ from rlfound._validation import (
     check_optional_mask,
     check_positive_int,
     check_shape,
+    check_size,
+    finite_output,
 )
 
 __all__ = [
@@ -90,6 +93,7 @@ def _empirical_distribution(labels: np.ndarray, num_labels: int) -> np.ndarray:
 # --- entropy of one categorical distribution -------------------------------------------------
 
 
+@finite_output()
 def categorical_entropy(logits: ArrayLike, axis: int = -1) -> np.ndarray | float:
     """Entropy of a softmax distribution, in nats, computed from the logits.
 
@@ -140,6 +144,7 @@ def categorical_entropy(logits: ArrayLike, axis: int = -1) -> np.ndarray | float
     return _as_result(-np.sum(_p_log_p(log_probs), axis=axis) + 0.0)
 
 
+@finite_output()
 def entropy_logit_gradient(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     """Gradient of the entropy of a softmax distribution with respect to its logits.
 
@@ -191,6 +196,7 @@ def entropy_logit_gradient(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     return -p_log_p - np.exp(log_probs) * entropy + 0.0
 
 
+@finite_output()
 def distribution_entropy(probs: ArrayLike) -> np.ndarray | float:
     """Entropy of probability vectors, in nats, along the last axis.
 
@@ -240,6 +246,7 @@ def distribution_entropy(probs: ArrayLike) -> np.ndarray | float:
 # --- entropy along sequences -----------------------------------------------------------------
 
 
+@finite_output()
 def token_entropies(logits: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray:
     """Entropy of the next-token distribution at every position of a batch of sequences.
 
@@ -290,6 +297,7 @@ def token_entropies(logits: ArrayLike, mask: ArrayLike | None = None) -> np.ndar
     return np.where(mask, per_position, 0.0) + 0.0
 
 
+@finite_output()
 def mean_token_entropy(logits: ArrayLike, mask: ArrayLike | None = None) -> float:
     """Mean entropy over the valid positions of a batch: the "entropy" a trainer logs.
 
@@ -340,6 +348,7 @@ def mean_token_entropy(logits: ArrayLike, mask: ArrayLike | None = None) -> floa
     return float(token_entropies(logits, mask).sum() / mask.sum())
 
 
+@finite_output()
 def sampled_token_entropy(logprobs: ArrayLike, mask: ArrayLike | None = None) -> float:
     """Estimate of the mean token entropy from the log-probabilities of the sampled tokens.
 
@@ -398,6 +407,7 @@ def sampled_token_entropy(logprobs: ArrayLike, mask: ArrayLike | None = None) ->
 # --- constrained decoding ---------------------------------------------------------------------
 
 
+@finite_output()
 def constrained_probs(logits: ArrayLike, allowed: ArrayLike) -> np.ndarray:
     """Next-token distribution under constrained decoding: disallowed tokens removed, renormalized.
 
@@ -454,6 +464,7 @@ def constrained_probs(logits: ArrayLike, allowed: ArrayLike) -> np.ndarray:
 # --- diversity of a group of rollouts -----------------------------------------------------------
 
 
+@finite_output()
 def action_entropy(
     actions: ArrayLike, num_actions: int, unparsed: str = "exclude"
 ) -> np.ndarray | float:
@@ -510,6 +521,8 @@ def action_entropy(
     unparsed = check_choice(unparsed, "unparsed", UNPARSED)
     actions = check_indices(actions, "actions", num_actions, min_ndim=1, minimum=-1)
     check_last_axis(actions, "actions", 1, "rollout per group on the last axis")
+    groups = actions.size // actions.shape[-1]
+    check_size(groups * (num_actions + 1), "num_actions", MAX_ARRAY_ENTRIES, "count entries")
 
     if unparsed == "category":
         actions = np.where(actions < 0, num_actions, actions)
@@ -521,6 +534,7 @@ def action_entropy(
     return _as_result(-terms.sum(axis=-1) + 0.0)
 
 
+@finite_output()
 def unique_successful_strategies(
     strategies: ArrayLike, rewards: ArrayLike, num_strategies: int, threshold: float = 1.0
 ) -> np.ndarray | float:
@@ -567,7 +581,12 @@ def unique_successful_strategies(
     ...                              num_strategies=2, threshold=0.5)
     array([1., 1.])
     """
-    num_strategies = check_positive_int(num_strategies, "num_strategies")
+    num_strategies = check_size(
+        check_positive_int(num_strategies, "num_strategies"),
+        "num_strategies",
+        MAX_ARRAY_ENTRIES,
+        "strategies",
+    )
     strategies = check_indices(
         strategies, "strategies", num_strategies, min_ndim=1, minimum=-1, kind="strategy"
     )
@@ -581,6 +600,7 @@ def unique_successful_strategies(
     return _as_result((counts > 0).sum(axis=-1).astype(np.float64))
 
 
+@finite_output()
 def group_reward_variance(rewards: ArrayLike, ddof: int = 0) -> np.ndarray | float:
     """Variance of the rewards within each group of rollouts.
 

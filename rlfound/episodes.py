@@ -18,11 +18,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
+    MAX_ENUMERATION,
     check_enumeration_size,
     check_initial,
     check_positive_int,
     check_rng,
+    check_size,
     check_tabular_mdp,
+    finite_output,
 )
 
 __all__ = ["Episodes", "enumerate_episodes", "sample_episodes"]
@@ -86,6 +90,7 @@ def _sample_rows(rng: np.random.Generator, probabilities: np.ndarray) -> np.ndar
     return np.minimum(index, last_positive)
 
 
+@finite_output()
 def sample_episodes(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -130,7 +135,9 @@ def sample_episodes(
     ValueError
         As :func:`rlfound.mdp.state_values` for the MDP, and if ``initial`` is not a
         distribution over the states, ``horizon`` or ``num_episodes`` is not a positive
-        integer, or ``rng`` is not a Generator, a non-negative integer or None.
+        integer, ``num_episodes * (horizon + 1)`` exceeds ``MAX_ARRAY_ENTRIES`` (10^8
+        array entries, checked with exact integers before anything is allocated), or
+        ``rng`` is not a Generator, a non-negative integer or None.
 
     References
     ----------
@@ -152,6 +159,12 @@ def sample_episodes(
     initial = check_initial(initial, transition.shape[0])
     horizon = check_positive_int(horizon, "horizon")
     num_episodes = check_positive_int(num_episodes, "num_episodes")
+    check_size(
+        num_episodes * (horizon + 1),
+        "num_episodes * (horizon + 1)",
+        MAX_ARRAY_ENTRIES,
+        "array entries",
+    )
     rng = check_rng(rng)
 
     states = np.zeros((num_episodes, horizon + 1), dtype=np.int64)
@@ -179,6 +192,7 @@ def sample_episodes(
     return Episodes(states, actions, rewards, terminated, truncated, weights)
 
 
+@finite_output()
 def enumerate_episodes(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -213,8 +227,11 @@ def enumerate_episodes(
     Raises
     ------
     ValueError
-        As :func:`sample_episodes`, and if there would be more than one million episodes
-        (naming ``horizon``).
+        As :func:`sample_episodes`, and, naming ``horizon``: if ``horizon + 1`` or the
+        episodes times ``horizon + 1`` exceed ``MAX_ARRAY_ENTRIES`` (10^8), or there would
+        be more than ``MAX_ENUMERATION`` (one million) episodes. The episodes are counted
+        with exact integers (capped just above the limit) before any is built, and the
+        count stops once every episode has ended, so a horizon of 10^18 fails at once.
 
     References
     ----------
@@ -237,18 +254,34 @@ def enumerate_episodes(
     initial = check_initial(initial, transition.shape[0])
     horizon = check_positive_int(horizon, "horizon")
 
-    # Count the episodes before building them: count[s] = number of episodes from s with
-    # the remaining steps, so a hopeless request fails at once instead of filling memory.
-    branches = (policy[:, :, None] > 0.0) & (transition > 0.0)
-    count = np.ones(transition.shape[0])
+    # Count the episodes before building them, with exact integers: count[s] = number of
+    # episodes from s with the remaining steps, capped just above the limit (so the counts
+    # stay small), so a hopeless request fails at once instead of filling memory. Every
+    # episode is a row of horizon + 1 states, so the horizon alone bounds the array first.
+    check_size(horizon + 1, "horizon", MAX_ARRAY_ENTRIES, "entries per episode (horizon + 1)")
+    branches = ((policy[:, :, None] > 0.0) & (transition > 0.0)).sum(axis=1).astype(np.int64)
+    cap = MAX_ENUMERATION + 1
+    count = np.ones(transition.shape[0], dtype=np.int64)
     for _ in range(horizon):
-        count = np.where(terminal, 1.0, (branches * count).sum(axis=(1, 2)))
-    total = count[initial > 0.0].sum()
-    check_enumeration_size(total, "horizon", f"horizon {horizon} with {total:.3g} episodes")
+        grown = np.where(terminal, 1, np.minimum(branches @ count, cap))
+        if np.array_equal(grown, count):
+            break  # every episode has ended: longer horizons add no episodes
+        count = grown
+    total = min(int(count[initial > 0.0].sum()), cap)
+    shown = f"more than {MAX_ENUMERATION}" if total == cap else str(total)
+    check_enumeration_size(total, "horizon", f"horizon {horizon} with {shown} episodes")
+    check_size(
+        total * (horizon + 1),
+        "horizon",
+        MAX_ARRAY_ENTRIES,
+        "array entries (horizon + 1 per episode)",
+    )
 
     # Grow all partial episodes one step at a time (no recursion, so long horizons are fine).
     partial = [((int(s),), (), (), float(initial[s])) for s in np.flatnonzero(initial > 0.0)]
     for _ in range(horizon):
+        if all(terminal[states[-1]] for states, *_ in partial):
+            break  # every episode has ended; the padding fills the remaining steps
         grown = []
         for states, actions, rewards, probability in partial:
             state = states[-1]

@@ -19,6 +19,7 @@ from rlfound._validation import (
     check_nonnegative_real,
     check_positive_real,
     check_shape,
+    finite_output,
 )
 
 __all__ = ["GradientCheck", "check_gradient", "numerical_gradient", "relative_error"]
@@ -65,6 +66,7 @@ def _scalar_value(f: Callable[[np.ndarray], Any], point: np.ndarray) -> float:
     return value
 
 
+@finite_output()
 def numerical_gradient(
     f: Callable[[np.ndarray], Any], x: ArrayLike, eps: float = 1e-6
 ) -> np.ndarray:
@@ -93,7 +95,10 @@ def numerical_gradient(
     ------
     ValueError
         If ``f`` is not callable or returns anything but a finite real scalar, ``x`` is not
-        a finite real array, or ``eps`` is not positive and finite.
+        a finite real array, ``eps`` is not positive and finite, or ``eps`` is too small to
+        change an entry of ``x`` (x + eps and x - eps round to the same number, which would
+        give a zero gradient whatever ``f`` is); and, starting ``"overflow in"``, if a
+        difference overflows the float64 range.
 
     References
     ----------
@@ -113,10 +118,18 @@ def numerical_gradient(
     for index in np.ndindex(x.shape):
         step = np.zeros_like(x)
         step[index] = eps
-        gradient[index] = (_scalar_value(f, x + step) - _scalar_value(f, x - step)) / (2 * eps)
+        forward, backward = x + step, x - step
+        if forward[index] == backward[index]:
+            # x ± eps rounds back to x: the difference would be 0 whatever f is.
+            raise ValueError(
+                f"eps must be large enough to change x (x + eps != x - eps); got eps = {eps!r}"
+                f" and x = {float(x[index])!r}{f' at index {index}' if index else ''}"
+            )
+        gradient[index] = (_scalar_value(f, forward) - _scalar_value(f, backward)) / (2 * eps)
     return gradient
 
 
+@finite_output()
 def relative_error(a: ArrayLike, b: ArrayLike, floor: float = 1e-8) -> np.ndarray:
     """Elementwise relative difference between two arrays of the same shape.
 
@@ -156,6 +169,7 @@ def relative_error(a: ArrayLike, b: ArrayLike, floor: float = 1e-8) -> np.ndarra
     return np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), floor)
 
 
+@finite_output()
 def check_gradient(
     f: Callable[[np.ndarray], Any],
     grad: Callable[[np.ndarray], Any] | ArrayLike,

@@ -17,7 +17,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ENUMERATION,
     as_float_array,
+    capped_power,
     check_bool,
     check_callable,
     check_distribution,
@@ -28,6 +30,7 @@ from rlfound._validation import (
     check_nonnegative_real,
     check_positive_int,
     check_shape,
+    finite_output,
 )
 from rlfound.distributions import categorical_score, softmax
 
@@ -42,6 +45,7 @@ __all__ = [
 SCALES = ("group", "batch", None)
 
 
+@finite_output()
 def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
     """Leave-one-out (RLOO) advantages: each reward minus the mean of the others in its group.
 
@@ -99,6 +103,7 @@ def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
     return rewards - others_mean
 
 
+@finite_output()
 def group_normalized_advantages(
     rewards: ArrayLike,
     eps: float = 1e-6,
@@ -157,10 +162,16 @@ def group_normalized_advantages(
         ``eps`` is negative or not finite, or 0 where a std is 0 and the advantage would be
         infinite; ``ddof`` is not a non-negative integer below the number of rewards its std
         uses; ``include_self`` is not a bool; or ``scale`` is not one of
-        ``"group"``, ``"batch"``, None.
+        ``"group"``, ``"batch"``, None. Starting ``"overflow in"``, only if an advantage
+        itself exceeds the float64 range (with ``scale=None``, a centered reward of 2e308).
 
     Notes
     -----
+    The rewards are scaled before the mean and the variance: divided by the power of two at
+    the top of their magnitude (exact), with ``eps`` divided by the same power, which leaves
+    every advantage unchanged. Neither the sums nor the squares can then overflow:
+    ``[1e308, -1e308, 1e308, -1e308]`` gives exactly ±1.
+
     What trainers do (read in their source; ddof 1 is ``torch.std``'s default, Bessel's
     correction, and NumPy's default is ddof 0):
 
@@ -226,17 +237,29 @@ def group_normalized_advantages(
             f"got {ddof}"
         )
 
-    centered = rewards - _group_means(rewards, include_self)
     # A group of equal rewards must give exact zeros; rounding in the mean would otherwise
     # leave residues of order 1e-17 that a small divisor would blow up.
     constant = np.all(rewards == rewards[..., :1], axis=-1, keepdims=True)
-    centered = np.where(constant, 0.0, centered)
+    # Scale before the sums and the variance: (R - mean) / (std + eps) is unchanged when R,
+    # the mean and the std are divided by the same c > 0 and eps by c too. With c the power
+    # of two at the top of the rewards' magnitude (exact, no rounding) the rewards lie in
+    # [-2, 2], so neither their sum nor the squares of 1e308 can overflow, and the
+    # advantages of [1e308, -1e308] are ±1.
+    magnitude = np.abs(rewards).max(axis=-1 if scale != "batch" else None, keepdims=True)
+    exponent = np.frexp(np.where(magnitude > 0.0, magnitude, 1.0))[1]
+    power = np.ldexp(1.0, exponent - 1)
+    scaled = rewards / power
+    centered = np.where(constant, 0.0, scaled - _group_means(scaled, include_self))
     if scale is None:
-        return centered
+        return centered * power  # overflows only if the centered reward itself does
     if scale == "group":
-        std = np.sqrt(_group_squares(rewards, include_self) / (members - ddof))
+        std = np.sqrt(_group_squares(scaled, include_self) / (members - ddof))
     else:  # "batch": one std for every reward of the array
-        std = np.sqrt(((rewards - rewards.mean()) ** 2).sum() / (rewards.size - ddof))
+        std = np.sqrt(((scaled - scaled.mean()) ** 2).sum() / (scaled.size - ddof))
+    with np.errstate(over="ignore"):
+        # eps over a tiny power may overflow to inf: the advantage is then 0, as it should be
+        # when eps dwarfs the spread of the rewards.
+        eps = eps / power
     divisor = np.broadcast_to(std + eps, centered.shape)
     undefined = (divisor == 0.0) & (centered != 0.0)
     if undefined.any():
@@ -279,6 +302,7 @@ def _group_squares(rewards: np.ndarray, include_self: bool) -> np.ndarray:
     )
 
 
+@finite_output()
 def enumerate_group_gradient(
     logits: ArrayLike,
     action_rewards: ArrayLike,
@@ -347,8 +371,10 @@ def enumerate_group_gradient(
     action_rewards = as_float_array(action_rewards, "action_rewards", ndim=1)
     check_shape(action_rewards, "action_rewards", logits.shape, "one entry per action")
     group_size = check_positive_int(group_size, "group_size")
-    count = len(logits) ** group_size
-    check_enumeration_size(count, "group_size", f"K**N = {len(logits)}**{group_size} = {count}")
+    count = capped_power(len(logits), group_size)  # exact up to the limit
+    check_enumeration_size(
+        count, "group_size", f"K**N = {len(logits)}**{group_size} > {MAX_ENUMERATION}"
+    )
     advantage_fn = check_callable(advantage_fn, "advantage_fn")
 
     probs = softmax(logits)
@@ -361,6 +387,7 @@ def enumerate_group_gradient(
     return expectation
 
 
+@finite_output()
 def group_gradient_moments(
     probs: ArrayLike,
     outcome_rewards: ArrayLike,
@@ -455,8 +482,8 @@ def group_gradient_moments(
         )
     group_size = check_positive_int(group_size, "group_size")
     support = np.flatnonzero(probs > 0.0)
-    count = len(support) ** group_size
-    what = f"K**N = {len(support)}**{group_size} = {count} groups"
+    count = capped_power(len(support), group_size)  # exact up to the limit
+    what = f"K**N = {len(support)}**{group_size} > {MAX_ENUMERATION} groups"
     check_enumeration_size(count, "group_size", what)
     advantage_fn = check_callable(advantage_fn, "advantage_fn")
 

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    SUPPORT_TOLERANCE,
     as_float_array,
     check_bool,
     check_distribution,
@@ -34,6 +35,7 @@ from rlfound._validation import (
     check_shape,
     check_support,
     check_weights,
+    finite_output,
 )
 
 __all__ = [
@@ -72,6 +74,7 @@ def _check_logged_rewards(rewards: ArrayLike, ratios: np.ndarray) -> np.ndarray:
     return check_shape(rewards, "rewards", ratios.shape, "one entry per logged action")
 
 
+@finite_output()
 def importance_ratios(
     actions: ArrayLike, target_probs: ArrayLike, behavior_probs: ArrayLike
 ) -> np.ndarray:
@@ -103,6 +106,9 @@ def importance_ratios(
     ValueError
         If either policy is not a 1-D probability vector or they differ in length, an action
         is not an integer in [0, K), or a logged action has behavior probability 0.
+        A probability counts as positive only above ``SUPPORT_TOLERANCE``, the smallest
+        normal float64 (about 2.2e-308): a subnormal one such as 5e-324 fails the
+        support condition.
 
     References
     ----------
@@ -123,6 +129,7 @@ def importance_ratios(
     return target_probs[actions] / behavior_probs[actions]
 
 
+@finite_output()
 def off_policy_value(
     actions: ArrayLike, rewards: ArrayLike, target_probs: ArrayLike, behavior_probs: ArrayLike
 ) -> float:
@@ -155,7 +162,8 @@ def off_policy_value(
     ------
     ValueError
         As :func:`importance_ratios`, and if ``actions`` is empty or ``rewards`` does not
-        have one finite entry per action.
+        have one finite entry per action; starting ``"overflow in"``, if a weighted reward
+        exceeds the float64 range.
 
     References
     ----------
@@ -176,6 +184,7 @@ def off_policy_value(
     return float(np.mean(ratios * rewards))
 
 
+@finite_output()
 def weighted_off_policy_value(
     actions: ArrayLike, rewards: ArrayLike, target_probs: ArrayLike, behavior_probs: ArrayLike
 ) -> float:
@@ -233,6 +242,7 @@ def weighted_off_policy_value(
     return float(np.sum(ratios * rewards) / np.sum(ratios))
 
 
+@finite_output()
 def importance_sampling_variance(
     target_probs: ArrayLike, behavior_probs: ArrayLike, action_rewards: ArrayLike
 ) -> float:
@@ -266,7 +276,8 @@ def importance_sampling_variance(
         If the policies are not 1-D probability vectors of equal length,
         ``action_rewards`` does not have one finite entry per action, or some action has
         μ(a) = 0 but π(a) q(a) ≠ 0 (the estimate is then biased, so its variance is beside
-        the point).
+        the point). μ(a) counts as 0 up to ``SUPPORT_TOLERANCE`` (about 2.2e-308); and,
+        starting ``"overflow in"``, if the second moment exceeds the float64 range.
 
     References
     ----------
@@ -286,13 +297,14 @@ def importance_sampling_variance(
     check_shape(action_rewards, "action_rewards", target_probs.shape, "one entry per action")
     weighted = target_probs * action_rewards  # π(a) q(a), the integrand of the target value
     check_support(behavior_probs, "behavior_probs", "wherever π(a) q(a) is non-zero", weighted != 0)
-    supported = behavior_probs > 0.0
+    supported = behavior_probs > SUPPORT_TOLERANCE  # what check_support calls positive
 
     second_moment = np.sum(weighted[supported] ** 2 / behavior_probs[supported])
     # Rounding can leave a tiny negative number when μ = π and q is constant.
     return float(max(second_moment - weighted.sum() ** 2, 0.0))
 
 
+@finite_output()
 def effective_sample_size(weights: ArrayLike) -> float:
     """Kish/Kong effective sample size of a set of importance weights.
 
@@ -352,6 +364,7 @@ def _check_token_logprobs(
     return logprobs, old_logprobs, mask
 
 
+@finite_output()
 def token_ratios(
     logprobs: ArrayLike, old_logprobs: ArrayLike, mask: ArrayLike | None = None
 ) -> np.ndarray:
@@ -406,6 +419,7 @@ def token_ratios(
     return np.exp(np.where(mask, logprobs - old_logprobs, 0.0))
 
 
+@finite_output()
 def sequence_log_ratio(
     logprobs: ArrayLike,
     old_logprobs: ArrayLike,
@@ -479,6 +493,7 @@ def sequence_log_ratio(
     return float(total) if total.ndim == 0 else total
 
 
+@finite_output()
 def sequence_ratio(
     logprobs: ArrayLike,
     old_logprobs: ArrayLike,
@@ -523,6 +538,7 @@ def sequence_ratio(
     return np.exp(sequence_log_ratio(logprobs, old_logprobs, mask, length_normalized))
 
 
+@finite_output()
 def sequence_ratio_variance(
     target_probs: ArrayLike, behavior_probs: ArrayLike, length: int
 ) -> float:
@@ -556,7 +572,9 @@ def sequence_ratio_variance(
     ------
     ValueError
         If either distribution is not a 1-D probability vector, they differ in length, μ is
-        0 where π is positive, or ``length`` is not a non-negative integer.
+        0 (up to ``SUPPORT_TOLERANCE``, about 2.2e-308) where π is positive, or ``length``
+        is not a non-negative integer; and, starting ``"overflow in"``, if the variance
+        (1 + χ²)^L - 1 exceeds the float64 range.
 
     References
     ----------
@@ -577,7 +595,7 @@ def sequence_ratio_variance(
     check_support(
         behavior_probs, "behavior_probs", "wherever target_probs is positive", target_probs > 0.0
     )
-    supported = behavior_probs > 0.0
+    supported = behavior_probs > SUPPORT_TOLERANCE  # what check_support calls positive
 
     second_moment = np.sum(target_probs[supported] ** 2 / behavior_probs[supported])
     # log1p/expm1: for π close to μ the per-token excess χ² is tiny and L may be large.
@@ -586,6 +604,7 @@ def sequence_ratio_variance(
     return float(variance)
 
 
+@finite_output()
 def truncated_ratios(ratio: ArrayLike, cap: float) -> np.ndarray:
     """Importance ratios truncated from above: min(ρ, c).
 
@@ -634,6 +653,7 @@ def truncated_ratios(ratio: ArrayLike, cap: float) -> np.ndarray:
     return np.minimum(ratio, cap)
 
 
+@finite_output()
 def truncated_importance_weights(
     logprobs: ArrayLike, rollout_logprobs: ArrayLike, cap: float, mask: ArrayLike | None = None
 ) -> np.ndarray:

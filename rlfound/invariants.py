@@ -56,13 +56,16 @@ from numpy.typing import ArrayLike
 
 from rlfound import contract
 from rlfound._validation import (
+    MAX_ITERATIONS,
     check_bool,
     check_callable,
     check_choice,
     check_nonnegative_real,
     check_positive_int,
     check_rng,
+    check_size,
     check_unit_interval,
+    finite_output,
 )
 from rlfound.distributions import log_softmax
 
@@ -209,7 +212,8 @@ def _result(errors: list[float], sizes: list[int]) -> InvariantCheck:
 
 
 def _check_common(rng: Any, num_cases: Any) -> tuple[np.random.Generator, int]:
-    return check_rng(rng), check_positive_int(num_cases, "num_cases")
+    num_cases = check_positive_int(num_cases, "num_cases")
+    return check_rng(rng), check_size(num_cases, "num_cases", MAX_ITERATIONS, "cases")
 
 
 # --- generated cases ----------------------------------------------------------------------------
@@ -412,6 +416,7 @@ def _packed_streams(rng: np.random.Generator) -> dict[str, np.ndarray]:
 # --- 1 and 2: advantages of groups --------------------------------------------------------------
 
 
+@finite_output()
 def check_constant_reward(
     advantage_fn: Callable[[np.ndarray], ArrayLike],
     rng: np.random.Generator | int | None = None,
@@ -502,6 +507,7 @@ def check_constant_reward(
     return _result(errors, sizes)
 
 
+@finite_output()
 def check_group_shift(
     advantage_fn: Callable[[np.ndarray], ArrayLike],
     per_group: bool = True,
@@ -608,6 +614,7 @@ def check_group_shift(
 # --- 3: masked tokens ---------------------------------------------------------------------------
 
 
+@finite_output()
 def check_masked_tokens(
     loss_fn: Callable[..., float],
     gradient_fn: Callable[..., ArrayLike] | None = None,
@@ -758,6 +765,7 @@ def check_masked_tokens(
 # --- 4 and 10: from episodes to a batch ---------------------------------------------------------
 
 
+@finite_output()
 def check_no_retokenization(
     build_fn: Callable[[list], Mapping[str, ArrayLike]],
     rng: np.random.Generator | int | None = None,
@@ -859,6 +867,7 @@ def _segment_offset(episode: Mapping, target: Mapping) -> int:
     raise AssertionError("segment not in episode")  # pragma: no cover
 
 
+@finite_output()
 def check_event_order(
     build_fn: Callable[[list], Mapping[str, ArrayLike]],
     rng: np.random.Generator | int | None = None,
@@ -982,6 +991,7 @@ def check_event_order(
 # --- 5: unit ratios -----------------------------------------------------------------------------
 
 
+@finite_output()
 def check_unit_ratios(
     logprob_fn: Callable[[np.ndarray, np.ndarray], ArrayLike],
     rng: np.random.Generator | int | None = None,
@@ -1159,6 +1169,7 @@ def _check_changes(changes: Any) -> tuple[str, ...]:
     return tuple(changes)
 
 
+@finite_output()
 def check_padding_invariance(
     loss_fn: Callable[..., float],
     batch: Mapping[str, ArrayLike] | None = None,
@@ -1258,6 +1269,7 @@ def check_padding_invariance(
 # --- 7: terminal and truncated steps ------------------------------------------------------------
 
 
+@finite_output()
 def check_terminal_bootstrap(
     returns_fn: Callable[..., ArrayLike],
     gamma: float,
@@ -1384,6 +1396,7 @@ def check_terminal_bootstrap(
 # --- 8: distributed reduction -------------------------------------------------------------------
 
 
+@finite_output()
 def check_distributed_reduction(
     loss_fn: Callable[..., float],
     sharded_loss_fn: Callable[[list], float],
@@ -1506,6 +1519,7 @@ def check_distributed_reduction(
 # --- 9: old log-probabilities are immutable -----------------------------------------------------
 
 
+@finite_output()
 def check_old_logprobs_immutable(
     step_fn: Callable[[dict], Any],
     batch: Mapping[str, ArrayLike] | None = None,
@@ -1570,7 +1584,9 @@ def check_old_logprobs_immutable(
     step_fn = check_callable(step_fn, "step_fn")
     given = _given_batch(batch)
     rng, num_cases = _check_common(rng, num_cases)
-    num_steps = check_positive_int(num_steps, "num_steps")
+    num_steps = check_size(
+        check_positive_int(num_steps, "num_steps"), "num_steps", MAX_ITERATIONS, "steps"
+    )
 
     cases = []
     for _ in range(num_cases):

@@ -36,6 +36,7 @@ from rlfound._validation import (
     check_positive_real,
     check_shape,
     check_support,
+    finite_output,
 )
 from rlfound.distributions import categorical_score
 
@@ -147,6 +148,7 @@ def _masked_estimate(
 # --- the exact divergence -------------------------------------------------------------------
 
 
+@finite_output()
 def kl_divergence(probs: ArrayLike, ref_probs: ArrayLike) -> np.ndarray | float:
     """Exact KL divergence between categorical distributions, from their probabilities.
 
@@ -206,6 +208,7 @@ def kl_divergence(probs: ArrayLike, ref_probs: ArrayLike) -> np.ndarray | float:
     return _as_result(np.maximum(total, 0.0))
 
 
+@finite_output()
 def kl_divergence_logits(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray | float:
     """Exact KL divergence between two softmax distributions, computed in log space.
 
@@ -256,6 +259,7 @@ def kl_divergence_logits(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray
     return _as_result(np.maximum(total, 0.0))
 
 
+@finite_output()
 def kl_logit_gradient(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray:
     """Exact gradient of KL(π ‖ π_ref) with respect to the logits θ of π.
 
@@ -307,6 +311,7 @@ def kl_logit_gradient(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray:
 # --- estimators from sampled tokens ---------------------------------------------------------
 
 
+@finite_output()
 def k1(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray:
     """Schulman's k1: the log-ratio of each sampled token, an unbiased KL estimate.
 
@@ -364,6 +369,7 @@ def k1(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     return _masked_estimate("k1", logprobs, ref_logprobs, mask)
 
 
+@finite_output()
 def k2(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray:
     """Schulman's k2: half the squared log-ratio, a biased but low-variance KL estimate.
 
@@ -409,6 +415,7 @@ def k2(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     return _masked_estimate("k2", logprobs, ref_logprobs, mask)
 
 
+@finite_output()
 def k3(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray:
     """Schulman's k3: an unbiased KL estimate that is never negative.
 
@@ -474,6 +481,7 @@ def k3(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     return _masked_estimate("k3", logprobs, ref_logprobs, mask)
 
 
+@finite_output()
 def sequence_kl(
     logprobs: ArrayLike,
     ref_logprobs: ArrayLike,
@@ -560,6 +568,7 @@ def sequence_kl(
     return _as_result(total / counts)
 
 
+@finite_output()
 def importance_weighted_kl(
     logprobs: ArrayLike,
     ref_logprobs: ArrayLike,
@@ -631,6 +640,7 @@ def importance_weighted_kl(
     return weighted
 
 
+@finite_output()
 def estimator_logit_gradient(
     logits: ArrayLike, actions: ArrayLike, ref_logprobs: ArrayLike, estimator: str = "k3"
 ) -> np.ndarray:
@@ -724,6 +734,7 @@ def _tilted_log_normalizer(ref_probs: np.ndarray, action_rewards: np.ndarray, be
     return special.logsumexp(action_rewards / beta, b=ref_probs, axis=-1)
 
 
+@finite_output()
 def kl_regularized_optimum(
     ref_probs: ArrayLike, action_rewards: ArrayLike, beta: float
 ) -> np.ndarray:
@@ -780,6 +791,7 @@ def kl_regularized_optimum(
     return np.where(support, np.exp(np.where(support, log_optimum, 0.0)), 0.0)
 
 
+@finite_output()
 def kl_regularized_value(
     ref_probs: ArrayLike, action_rewards: ArrayLike, beta: float
 ) -> np.ndarray | float:
@@ -825,6 +837,7 @@ def kl_regularized_value(
     return _as_result(beta * _tilted_log_normalizer(ref_probs, action_rewards, beta))
 
 
+@finite_output()
 def kl_regularized_objective(
     probs: ArrayLike, ref_probs: ArrayLike, action_rewards: ArrayLike, beta: float
 ) -> np.ndarray | float:
@@ -900,6 +913,7 @@ def _check_dpo(
     return beta * ((chosen - ref_chosen) - (rejected - ref_rejected)), beta
 
 
+@finite_output()
 def dpo_loss(
     chosen_logprobs: ArrayLike,
     rejected_logprobs: ArrayLike,
@@ -962,6 +976,7 @@ def dpo_loss(
     return np.logaddexp(0.0, -margin)
 
 
+@finite_output()
 def dpo_loss_gradient(
     chosen_logprobs: ArrayLike,
     rejected_logprobs: ArrayLike,

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ITERATIONS,
     as_float_array,
     check_dynamics,
     check_initial,
@@ -28,9 +29,12 @@ from rlfound._validation import (
     check_positive_real,
     check_reward_process,
     check_shape,
+    check_size,
     check_state_function,
     check_tabular_mdp,
     check_unit_interval,
+    finite_output,
+    solve_live_values,
 )
 
 __all__ = [
@@ -47,6 +51,7 @@ __all__ = [
 ]
 
 
+@finite_output()
 def evaluate_policy(
     transition_pi: ArrayLike,
     reward_pi: ArrayLike,
@@ -96,7 +101,19 @@ def evaluate_policy(
         has a non-zero reward, any input is non-finite, ``gamma`` is outside [0, 1], or
         ``gamma`` is 1 and some state never reaches a terminal state (the live block is then
         singular).
+        The conditions for a finite solution are checked with tolerances (see Notes).
+        Starting ``"overflow in the Bellman solve"``: if the values exceed the float64 range
+        or the live block is singular in floating point.
 
+    Notes
+    -----
+    The solve is refused (naming ``transition_pi``) when a live row has
+    γ·(row sum) > 1 + ``ROW_SUM_TOLERANCE`` (1e-12): rows are accepted as distributions
+    within 1e-8, but a discounted row above 1 makes the series Σ_t (γ P)^t diverge. It is
+    refused (naming ``gamma``) unless every live state reaches, through transitions above
+    ``SUPPORT_TOLERANCE`` (about 2.2e-308), a terminal state or (γ < 1) a state whose
+    discounted continuation γ·Σ_{s' live} P(s, s') is below 1 - 1e-12. An exit of 1e-17
+    next to a self-loop of probability 1 does not count: it vanishes from 1 - 1e-17.
     References
     ----------
     R. Bellman, *Dynamic Programming*, Princeton University Press, 1957.
@@ -114,14 +131,11 @@ def evaluate_policy(
         transition_pi, reward_pi, gamma, terminal
     )
 
-    live = ~terminal
-    values = np.zeros_like(reward_pi)
     # v = 0 in terminal states, so their columns drop out of the live states' equations.
-    system = np.eye(live.sum()) - gamma * transition_pi[np.ix_(live, live)]
-    values[live] = np.linalg.solve(system, reward_pi[live])
-    return values
+    return solve_live_values(transition_pi, gamma, terminal, reward_pi)
 
 
+@finite_output()
 def tiny_chain_model() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The three-state chain 0 -> 1 -> 2 used in chapter 1.
 
@@ -154,6 +168,7 @@ def tiny_chain_model() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return transition_pi, reward_pi, terminal
 
 
+@finite_output()
 def tiny_chain(gamma: float) -> np.ndarray:
     """Exact state values of the three-state chain of :func:`tiny_chain_model`.
 
@@ -193,6 +208,7 @@ def tiny_chain(gamma: float) -> np.ndarray:
     return evaluate_policy(transition_pi, reward_pi, gamma, terminal=terminal)
 
 
+@finite_output()
 def bellman_residual(
     values: ArrayLike, transition_pi: ArrayLike, reward_pi: ArrayLike, gamma: float
 ) -> np.ndarray:
@@ -249,6 +265,7 @@ def bellman_residual(
     return reward_pi + gamma * transition_pi @ values - values
 
 
+@finite_output()
 def policy_transition_and_reward(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -321,6 +338,7 @@ def policy_transition_and_reward(
     return transition_pi, reward_pi
 
 
+@finite_output()
 def state_values(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -365,7 +383,9 @@ def state_values(
     ValueError
         If the arrays do not follow the tabular format (shapes, distribution rows in
         non-terminal states, finiteness), ``terminal`` is not a bool or 0/1 (S,) mask,
-        ``gamma`` is outside [0, 1], or ``gamma`` is 1 and some state never terminates.
+        ``gamma`` is outside [0, 1], or ``gamma`` is 1 and some state never terminates;
+        with the tolerances, and the ``"overflow in the Bellman solve"`` error, of
+        :func:`evaluate_policy` (see its Notes).
 
     References
     ----------
@@ -386,6 +406,7 @@ def state_values(
     return evaluate_policy(transition_pi, reward_pi, gamma, terminal=terminal)
 
 
+@finite_output()
 def action_values(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -441,6 +462,7 @@ def action_values(
     return q_values
 
 
+@finite_output()
 def advantage_values(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -492,6 +514,7 @@ def advantage_values(
     return q_values - values[:, None]  # terminal rows: 0 - 0
 
 
+@finite_output()
 def discounted_occupancy(
     transition: ArrayLike,
     policy: ArrayLike,
@@ -561,13 +584,10 @@ def discounted_occupancy(
         transition_pi, np.zeros(len(initial)), gamma, terminal
     )
 
-    live = ~terminal
-    occupancy = np.zeros(len(initial))
-    system = np.eye(live.sum()) - gamma * transition_pi[np.ix_(live, live)]
-    occupancy[live] = np.linalg.solve(system.T, initial[live])
-    return occupancy
+    return solve_live_values(transition_pi, gamma, terminal, initial, transposed=True)
 
 
+@finite_output()
 def value_iteration(
     transition: ArrayLike,
     reward: ArrayLike,
@@ -656,7 +676,12 @@ def value_iteration(
     check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
     gamma = check_unit_interval(gamma, "gamma")
     tol = check_positive_real(tol, "tol")
-    max_iterations = check_positive_int(max_iterations, "max_iterations")
+    max_iterations = check_size(
+        check_positive_int(max_iterations, "max_iterations"),
+        "max_iterations",
+        MAX_ITERATIONS,
+        "iterations",
+    )
 
     live = ~terminal
     # Expected immediate reward of each (s, a); terminal rows are never used.

@@ -26,6 +26,7 @@ from rlfound._validation import (
     check_tabular_logits,
     check_unit_interval,
     check_weights,
+    finite_output,
 )
 from rlfound.distributions import categorical_score, log_softmax, softmax
 from rlfound.mdp import state_values
@@ -49,6 +50,7 @@ def _check_policy_and_dynamics(
     return transition, logits, check_initial(initial, transition.shape[0])
 
 
+@finite_output(log_of_zero=True)  # -inf is the exact log p of an impossible episode
 def trajectory_log_probability(
     logits: ArrayLike,
     transition: ArrayLike,
@@ -122,6 +124,7 @@ def trajectory_log_probability(
         )
 
 
+@finite_output()
 def trajectory_score(logits: ArrayLike, states: ArrayLike, actions: ArrayLike) -> np.ndarray:
     """Gradient of an episode's log-probability with respect to the policy logits.
 
@@ -174,6 +177,7 @@ def trajectory_score(logits: ArrayLike, states: ArrayLike, actions: ArrayLike) -
     return score
 
 
+@finite_output()
 def expected_return(
     logits: ArrayLike,
     transition: ArrayLike,
@@ -217,7 +221,8 @@ def expected_return(
     ValueError
         If ``logits`` does not have the (S, A) of ``transition``, the MDP arrays or
         ``initial`` are malformed, or ``gamma`` is invalid (see
-        :func:`rlfound.mdp.state_values`).
+        :func:`rlfound.mdp.state_values`, whose tolerances and ``"overflow in the Bellman
+        solve"`` error apply here too).
 
     References
     ----------
@@ -238,6 +243,7 @@ def expected_return(
     return float(initial @ values)
 
 
+@finite_output()
 def reinforce_trajectory_gradient(
     logits: ArrayLike,
     states: ArrayLike,
@@ -331,6 +337,7 @@ def reinforce_trajectory_gradient(
     return gradient
 
 
+@finite_output()
 def optimal_state_baseline(
     logits: ArrayLike,
     states: ArrayLike,

@@ -20,8 +20,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ENUMERATION,
     ImpossibleObservation,
     as_float_array,
+    capped_power,
     check_belief,
     check_distribution,
     check_enumeration_size,
@@ -30,6 +32,7 @@ from rlfound._validation import (
     check_indices,
     check_pomdp,
     check_transition,
+    finite_output,
 )
 
 __all__ = [
@@ -41,6 +44,7 @@ __all__ = [
 ]
 
 
+@finite_output()
 def predict_belief(belief: ArrayLike, action: int, transition: ArrayLike) -> np.ndarray:
     """Prediction step of the Bayes filter: the next state's distribution before observing it.
 
@@ -93,6 +97,7 @@ def predict_belief(belief: ArrayLike, action: int, transition: ArrayLike) -> np.
     return belief @ transition[:, action, :]
 
 
+@finite_output()
 def correct_belief(
     predicted: ArrayLike, observation: int, observation_model: ArrayLike
 ) -> np.ndarray:
@@ -151,6 +156,7 @@ def correct_belief(
     return joint / evidence
 
 
+@finite_output()
 def belief_update(
     belief: ArrayLike,
     action: int,
@@ -216,6 +222,7 @@ def belief_update(
     return correct_belief(predicted, observation, observation_model)
 
 
+@finite_output()
 def belief_filter(
     prior: ArrayLike,
     actions: ArrayLike,
@@ -299,6 +306,7 @@ def belief_filter(
     return beliefs
 
 
+@finite_output()
 def belief_by_enumeration(
     prior: ArrayLike,
     actions: ArrayLike,
@@ -354,9 +362,9 @@ def belief_by_enumeration(
     )
     steps = len(actions)
     check_enumeration_size(
-        num_states ** (steps + 1),
+        capped_power(num_states, steps + 1),  # exact up to the limit
         "observations",
-        f"S**(T+1) = {num_states}**{steps + 1} = {num_states ** (steps + 1)} state sequences",
+        f"S**(T+1) = {num_states}**{steps + 1} > {MAX_ENUMERATION} state sequences",
     )
     if initial_observation is not None:
         evidence = prior @ observation_model[:, initial_observation]

@@ -25,6 +25,7 @@ from rlfound._validation import (
     check_positive_entries,
     check_positive_real,
     check_shape,
+    finite_output,
 )
 
 __all__ = [
@@ -98,6 +99,7 @@ def _unclipped(ratio, advantages, clip_low, clip_high, dual_clip):
 # --- the surrogate and its gradient -------------------------------------------------------------
 
 
+@finite_output()
 def clipped_surrogate(
     ratio: ArrayLike,
     advantages: ArrayLike,
@@ -179,6 +181,7 @@ def clipped_surrogate(
     return objective
 
 
+@finite_output()
 def clipped_surrogate_gradient(
     ratio: ArrayLike,
     advantages: ArrayLike,
@@ -240,6 +243,7 @@ def clipped_surrogate_gradient(
 # --- the loss a trainer minimizes ----------------------------------------------------------------
 
 
+@finite_output()
 def clipped_policy_loss(
     logprobs: ArrayLike,
     old_logprobs: ArrayLike,
@@ -311,6 +315,7 @@ def clipped_policy_loss(
     return float(-np.sum(objective[mask]) / np.sum(mask))
 
 
+@finite_output()
 def clipped_policy_loss_gradient(
     logprobs: ArrayLike,
     old_logprobs: ArrayLike,
@@ -367,6 +372,7 @@ def clipped_policy_loss_gradient(
     return np.where(mask, -slope / np.sum(mask), 0.0)
 
 
+@finite_output()
 def clip_fractions(
     ratio: ArrayLike,
     advantages: ArrayLike,
@@ -435,6 +441,7 @@ def clip_fractions(
     return fractions[0], fractions[1]
 
 
+@finite_output()
 def value_loss(
     values: ArrayLike,
     returns: ArrayLike,
@@ -521,6 +528,7 @@ def value_loss(
     return float(0.5 * np.sum(squared_error[mask]) / np.sum(mask))
 
 
+@finite_output()
 def ppo_total_loss(
     policy_loss: float,
     value_loss: float,

@@ -27,13 +27,16 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
     as_float_array,
     check_choice,
     check_indices,
     check_mask,
     check_positive_int,
     check_shape,
+    check_size,
     check_weights,
+    finite_output,
 )
 
 __all__ = [
@@ -194,6 +197,7 @@ def _check_shards(sums: Any, counts: Any) -> tuple[np.ndarray, np.ndarray]:
 # --- one batch ----------------------------------------------------------------------------------
 
 
+@finite_output()
 def aggregate_loss(
     loss: ArrayLike,
     mask: ArrayLike,
@@ -323,6 +327,7 @@ def aggregate_loss(
     return float(per_sequence[counted].sum() / counted.sum())
 
 
+@finite_output()
 def token_weights(
     mask: ArrayLike,
     mode: str = "token-mean",
@@ -398,6 +403,7 @@ def token_weights(
 # --- multi-turn batches: turns, trajectories, tasks ----------------------------------------------
 
 
+@finite_output()
 def aggregate_hierarchical(
     loss: ArrayLike,
     mask: ArrayLike,
@@ -475,6 +481,7 @@ def aggregate_hierarchical(
     return float(np.mean(task_means))
 
 
+@finite_output()
 def hierarchical_weights(
     mask: ArrayLike, turn_ids: ArrayLike | None = None, task_ids: ArrayLike | None = None
 ) -> np.ndarray:
@@ -547,6 +554,7 @@ def hierarchical_weights(
 # --- shards: data-parallel workers and micro-batches -----------------------------------------
 
 
+@finite_output()
 def shard_sums(
     loss: ArrayLike, mask: ArrayLike, shards: ArrayLike, num_shards: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -591,7 +599,9 @@ def shard_sums(
     (array([4., 4.]), array([1., 3.]))
     """
     loss, mask = _check_loss_and_mask(loss, mask)
-    num_shards = check_positive_int(num_shards, "num_shards")
+    num_shards = check_size(
+        check_positive_int(num_shards, "num_shards"), "num_shards", MAX_ARRAY_ENTRIES, "shards"
+    )
     shards = check_indices(shards, "shards", num_shards, kind="shard")
     check_shape(shards, "shards", (loss.shape[0],), "one entry per row (sequence)")
 
@@ -600,6 +610,7 @@ def shard_sums(
     return sums.astype(np.float64), counts.astype(np.float64)
 
 
+@finite_output()
 def global_token_mean(sums: ArrayLike, counts: ArrayLike) -> float:
     """The token mean of the whole batch from per-shard sums and counts: Σ_s a_s / Σ_s n_s.
 
@@ -641,6 +652,7 @@ def global_token_mean(sums: ArrayLike, counts: ArrayLike) -> float:
     return float(sums.sum() / counts.sum())
 
 
+@finite_output()
 def mean_of_local_means(sums: ArrayLike, counts: ArrayLike) -> float:
     """What averaging locally normalized losses gives: (1/S) Σ_s a_s / n_s.
 
@@ -689,6 +701,7 @@ def mean_of_local_means(sums: ArrayLike, counts: ArrayLike) -> float:
     return float(np.mean(sums / counts))
 
 
+@finite_output()
 def shard_losses(sums: ArrayLike, counts: ArrayLike, combine: str = "sum") -> np.ndarray:
     """The loss each shard should differentiate so that the combined gradient is the global one.
 

@@ -23,11 +23,13 @@ from rlfound._validation import (
     check_episode_flags,
     check_shape,
     check_unit_interval,
+    finite_output,
 )
 
 __all__ = ["discounted_cumsum", "discounted_returns", "packed_discounted_returns"]
 
 
+@finite_output()
 def discounted_cumsum(
     terms: ArrayLike, discounts: ArrayLike, *, method: str = "auto"
 ) -> np.ndarray:
@@ -257,6 +259,7 @@ def _blocked_stream_scan(
     return sums
 
 
+@finite_output()
 def discounted_returns(rewards: ArrayLike, gamma: float) -> np.ndarray:
     """Discounted return from every time step of a reward sequence (the reward-to-go).
 
@@ -309,6 +312,7 @@ def discounted_returns(rewards: ArrayLike, gamma: float) -> np.ndarray:
     return discounted_cumsum(rewards, gamma)
 
 
+@finite_output()
 def packed_discounted_returns(
     rewards: ArrayLike,
     next_values: ArrayLike,

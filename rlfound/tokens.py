@@ -17,7 +17,10 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from rlfound._validation import (
+    MAX_ARRAY_ENTRIES,
+    MAX_ENUMERATION,
     as_float_array,
+    capped_power,
     check_bigram_table,
     check_categories,
     check_enumeration_size,
@@ -30,6 +33,8 @@ from rlfound._validation import (
     check_positive_int,
     check_sequence_logprobs,
     check_shape,
+    check_size,
+    finite_output,
 )
 from rlfound.distributions import categorical_score, log_softmax
 
@@ -45,6 +50,7 @@ __all__ = [
 ]
 
 
+@finite_output()
 def enumerate_sequences(vocab_size: int, length: int) -> np.ndarray:
     """Every token sequence of a given length, in lexicographic order.
 
@@ -69,7 +75,8 @@ def enumerate_sequences(vocab_size: int, length: int) -> np.ndarray:
     ------
     ValueError
         If ``vocab_size`` is not a positive integer, ``length`` is not a non-negative
-        integer, or V**L exceeds one million rows (naming ``length``).
+        integer, or V**L exceeds ``MAX_ENUMERATION`` (one million) rows (naming
+        ``length``; the power is counted exactly, and never formed when it is large).
 
     References
     ----------
@@ -88,13 +95,16 @@ def enumerate_sequences(vocab_size: int, length: int) -> np.ndarray:
     """
     vocab_size = check_positive_int(vocab_size, "vocab_size")
     length = check_nonnegative_int(length, "length")
-    count = vocab_size**length
-    check_enumeration_size(count, "length", f"V**L = {vocab_size}**{length} = {count} sequences")
+    count = capped_power(vocab_size, length)
+    check_enumeration_size(
+        count, "length", f"V**L = {vocab_size}**{length} > {MAX_ENUMERATION} sequences"
+    )
 
     rows = itertools.product(range(vocab_size), repeat=length)
     return np.array(list(rows), dtype=np.int64).reshape(count, length)
 
 
+@finite_output()
 def token_logprobs(logits: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     """Log-probability of each chosen token under the logits at its position.
 
@@ -141,6 +151,7 @@ def token_logprobs(logits: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     return np.take_along_axis(all_logprobs, tokens[..., None], axis=-1)[..., 0]
 
 
+@finite_output()
 def sequence_logprob(logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray | float:
     """Log-probability of a sequence: the sum of its (masked) token log-probabilities.
 
@@ -190,6 +201,7 @@ def sequence_logprob(logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.n
     return float(total) if total.ndim == 0 else total
 
 
+@finite_output()
 def bigram_logits(bigram_table: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     """Next-token logits of a bigram model: a tiny autoregressive policy one can enumerate.
 
@@ -242,6 +254,7 @@ def bigram_logits(bigram_table: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     return table[previous]
 
 
+@finite_output()
 def parser_marginal(
     sequence_logprobs: ArrayLike, actions: ArrayLike, num_actions: int
 ) -> np.ndarray:
@@ -277,7 +290,9 @@ def parser_marginal(
     ValueError
         If ``sequence_logprobs`` is not a finite 1-D array of log-probabilities whose
         probabilities sum to at most 1, ``actions`` does not match it in shape or holds an
-        id outside [-1, num_actions), or ``num_actions`` is not a positive integer.
+        id outside [-1, num_actions), or ``num_actions`` is not a positive integer or asks
+        for more than ``MAX_ARRAY_ENTRIES`` (10^8) entries, N * num_actions (checked with
+        exact integers before anything is allocated).
 
     References
     ----------
@@ -293,6 +308,7 @@ def parser_marginal(
     logprobs = check_sequence_logprobs(sequence_logprobs, "sequence_logprobs")
     num_actions = check_positive_int(num_actions, "num_actions")
     actions = check_indices(actions, "actions", num_actions, minimum=-1)
+    check_size(max(actions.size, 1) * num_actions, "num_actions", MAX_ARRAY_ENTRIES, "entries")
     check_shape(actions, "actions", logprobs.shape, "one entry per sequence")
 
     parses_to = actions == np.arange(num_actions)[:, None]  # [a, i]: g(x_i) = a
@@ -300,6 +316,7 @@ def parser_marginal(
     return np.exp(special.logsumexp(np.where(parses_to, logprobs, -np.inf), axis=1))
 
 
+@finite_output()
 def negative_log_likelihood(logprobs: ArrayLike, mask: ArrayLike | None = None) -> float:
     """Negative log-likelihood of token data: the teacher-forcing (pre-training) loss.
 
@@ -346,6 +363,7 @@ def negative_log_likelihood(logprobs: ArrayLike, mask: ArrayLike | None = None) 
     return float(-np.where(mask, logprobs, 0.0).sum()) + 0.0
 
 
+@finite_output()
 def cross_entropy_logit_gradient(logits: ArrayLike, targets: ArrayLike) -> np.ndarray:
     """Gradient of the cross-entropy -log softmax(z)[y] with respect to the logits z.
 
@@ -393,6 +411,7 @@ def cross_entropy_logit_gradient(logits: ArrayLike, targets: ArrayLike) -> np.nd
     return -categorical_score(logits, targets)
 
 
+@finite_output()
 def expand_turn_values_to_tokens(turn_values: ArrayLike, token_turn_ids: ArrayLike) -> np.ndarray:
     """Copy one value per turn onto every policy token of that turn.
 

@@ -1044,7 +1044,7 @@ CASES = [
     case(
         tokens.enumerate_sequences,
         "length",
-        "length " + TOO_MANY + "V**L = 10**7 = 10000000 sequences",
+        "length " + TOO_MANY + "V**L = 10**7 > 1000000 sequences",
         vocab_size=10,
         length=7,
     ),
@@ -1367,7 +1367,7 @@ CASES = [
     case(
         pomdp.belief_by_enumeration,
         "observations",
-        "observations " + TOO_MANY + "S**(T+1) = 2**21 = 2097152 state sequences",
+        "observations " + TOO_MANY + "S**(T+1) = 2**21 > 1000000 state sequences",
         actions=[0] * 20,
         observations=[0] * 20,
     ),
@@ -1706,7 +1706,7 @@ CASES = [
     case(
         groups.enumerate_group_gradient,
         "group_size",
-        "group_size " + TOO_MANY + "K**N = 10**7 = 10000000",
+        "group_size " + TOO_MANY + "K**N = 10**7 > 1000000",
         logits=np.zeros(10),
         action_rewards=np.zeros(10),
         group_size=7,

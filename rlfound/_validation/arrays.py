@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from rlfound._validation.limits import SUPPORT_TOLERANCE
+
 __all__ = [
-    "MAX_ENUMERATION",
     "as_float_array",
     "as_float_array_like",
     "check_bool",
@@ -23,7 +24,6 @@ __all__ = [
     "check_categories",
     "check_choice",
     "check_distribution",
-    "check_enumeration_size",
     "check_episode_flags",
     "check_indices",
     "check_last_axis",
@@ -45,10 +45,6 @@ __all__ = [
     "check_values_for_rewards",
     "check_weights",
 ]
-
-#: Largest number of items (episodes, sequences, tuples) an exact enumeration may list:
-#: beyond it the brute-force references of the library would take minutes or fill memory.
-MAX_ENUMERATION = 1_000_000
 
 
 def _first_index(mask: np.ndarray) -> tuple[int, ...]:
@@ -184,10 +180,16 @@ def check_nonnegative_real(x: Any, name: str) -> float:
     return value
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
 def _as_int(x: Any, name: str, what: str) -> int:
     # bool is an int subclass in Python, but True is never a sensible count.
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
         raise ValueError(f"{name} must be {what}; got {x!r}")
+    # Integers are stored as int64 (versions, ids, seeds): a larger one would not convert.
+    if abs(int(x)) > _INT64_MAX:
+        raise ValueError(f"{name} must be {what} that fits in 64 bits; got {int(x)}")
     return int(x)
 
 
@@ -439,17 +441,6 @@ def check_rng(rng: Any) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def check_enumeration_size(count: float, name: str, what: str) -> None:
-    """Refuse an exact enumeration of more than :data:`MAX_ENUMERATION` items before building it.
-
-    ``what`` describes the count for the message, e.g. ``"2**30 = 1073741824 sequences"``.
-    """
-    if count > MAX_ENUMERATION:
-        raise ValueError(
-            f"{name} must keep the exact enumeration to at most {MAX_ENUMERATION} items; got {what}"
-        )
-
-
 def check_logits(
     logits: Any, *, axis: int = -1, ndim: int | None = None, min_ndim: int = 1
 ) -> np.ndarray:
@@ -544,18 +535,23 @@ def check_leading_shape(
 def check_support(
     probabilities: np.ndarray, name: str, what: str, needed: np.ndarray | None = None
 ) -> np.ndarray:
-    """The support condition: ``probabilities`` (already valid) must be > 0 where needed.
+    """The support condition: ``probabilities`` (already valid) must be positive where needed.
 
-    ``needed`` marks the entries that must be positive (default: all of them), and ``what``
-    says which they are; the message gives the index of the first missing one.
+    Positive means above :data:`~rlfound._validation.limits.SUPPORT_TOLERANCE`, the smallest
+    normal float64 (about 2.2e-308): a subnormal probability such as 5e-324 has lost its
+    precision and a ratio over it overflows, so it counts as 0. ``needed`` marks the entries
+    that must be positive (default: all of them), and ``what`` says which they are; the
+    message gives the value and index of the first missing one.
     """
-    missing = ~(probabilities > 0.0)
+    missing = ~(probabilities > SUPPORT_TOLERANCE)
     if needed is not None:
         missing &= needed
     if missing.any():
         index = _first_index(missing)
+        value = probabilities[index]
+        shown = "0" if value == 0.0 else f"{_show(value)}, below the support tolerance"
         raise ValueError(
-            f"{name} must be positive {what} (the support condition); got 0{_at(index)}"
+            f"{name} must be positive {what} (the support condition); got {shown}{_at(index)}"
         )
     return probabilities
 

@@ -23,6 +23,11 @@ from rlfound._validation.arrays import (
     check_shape,
     check_unit_interval,
 )
+from rlfound._validation.limits import (
+    ROW_SUM_TOLERANCE,
+    SUPPORT_TOLERANCE,
+    check_finite_result,
+)
 
 __all__ = [
     "ImpossibleObservation",
@@ -41,6 +46,7 @@ __all__ = [
     "check_tabular_mdp",
     "check_terminal",
     "check_transition",
+    "solve_live_values",
 ]
 
 
@@ -51,25 +57,89 @@ def check_terminal(terminal: Any, num_states: int) -> np.ndarray:
     return check_mask(terminal, "terminal", (num_states,))
 
 
-def _check_episodes_end(transition_pi: np.ndarray, terminal: np.ndarray) -> None:
-    """With γ = 1 the Bellman system is solvable only if every state can reach a terminal one.
+def _check_discounted_rows(transition_pi: np.ndarray, gamma: float, terminal: np.ndarray) -> None:
+    """The condition under which the Bellman system of the live states has a finite solution.
 
-    The live-state block I - P_LL is invertible exactly when no set of live states traps the
-    process forever, i.e. when a terminal state is reachable from every live state.
+    Two checks, with the slack :data:`ROW_SUM_TOLERANCE` for rounding:
+
+    - γ·(row sum) <= 1 in every live state. A row is accepted as a distribution if it sums
+      to 1 within 1e-8, but a discounted row above 1 creates probability: the series
+      Σ_t (γ P)^t diverges and a solve would return a meaningless (even negative) value.
+    - Every live state reaches, through transitions of probability above
+      :data:`SUPPORT_TOLERANCE`, a live state that leaks: one whose discounted
+      continuation γ·Σ_{s' live} P(s, s') is below 1 - ROW_SUM_TOLERANCE (it moves to a
+      terminal state, or γ < 1 discounts it). Otherwise the live block I - γ P_LL is singular
+      or, with an exit like 1e-17 that vanishes when added to 1, singular in floating point.
     """
-    reaches_end = terminal.copy()
+    live = ~terminal
+    discounted = gamma * transition_pi.sum(axis=1)
+    over = live & (discounted > 1.0 + ROW_SUM_TOLERANCE)
+    if over.any():
+        state = int(np.flatnonzero(over)[0])
+        raise ValueError(
+            f"transition_pi must satisfy gamma * (row sum) <= 1 (within {ROW_SUM_TOLERANCE:g}) "
+            f"so that the discounted values are finite; got gamma * "
+            f"{float(transition_pi[state].sum())!r} = {float(discounted[state])!r} in state {state}"
+        )
+    # A move into a terminal state counts through the leak it causes, not by itself: an exit
+    # of 1e-17 vanishes from 1 - 1e-17 and leaves the row exactly as if it were not there.
+    continuation = gamma * transition_pi[:, live].sum(axis=1)
+    reaches_end = terminal | (continuation < 1.0 - ROW_SUM_TOLERANCE)
+    moves = (transition_pi > SUPPORT_TOLERANCE) & live[None, :]
     while True:
         # A state reaches the end if it moves with positive probability to one that does.
-        grown = reaches_end | (transition_pi[:, reaches_end].sum(axis=1) > 0.0)
+        grown = reaches_end | moves[:, reaches_end].any(axis=1)
         if np.array_equal(grown, reaches_end):
             break
         reaches_end = grown
     if not reaches_end.all():
         state = int(np.flatnonzero(~reaches_end)[0])
+        if gamma == 1.0:
+            raise ValueError(
+                "gamma must be < 1 unless every state can reach a terminal state; "
+                f"got gamma = 1.0 and state {state} never terminates"
+            )
         raise ValueError(
-            "gamma must be < 1 unless every state can reach a terminal state; "
-            f"got gamma = 1.0 and state {state} never terminates"
+            f"gamma must be below 1 - {ROW_SUM_TOLERANCE:g} unless every state can reach a "
+            f"terminal state; got gamma = {gamma!r} and state {state} never terminates"
         )
+
+
+def solve_live_values(
+    transition_pi: np.ndarray,
+    gamma: float,
+    terminal: np.ndarray,
+    right_side: np.ndarray,
+    *,
+    transposed: bool = False,
+) -> np.ndarray:
+    """Solve (I - γ P_LL) x_L = b_L (or its transpose) over the live states L; x = 0 elsewhere.
+
+    The inputs must have passed :func:`check_reward_process` (which checks the conditions
+    for a finite solution). The solve runs with NumPy's overflow checks on and its result
+    is checked to be finite, so values beyond the float64 range raise rather than come back
+    as inf.
+
+    Raises
+    ------
+    ValueError
+        Starting ``"overflow in the Bellman solve"`` if the solution is not finite, or the
+        system is singular in floating point.
+    """
+    live = ~terminal
+    solution = np.zeros(len(terminal))
+    system = np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    if transposed:
+        system = system.T
+    try:
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            solution[live] = np.linalg.solve(system, right_side[live])
+    except (FloatingPointError, np.linalg.LinAlgError) as error:
+        raise ValueError(
+            "overflow in the Bellman solve: the inputs are finite but the system "
+            f"I - gamma P is singular or its solution exceeds the float64 range ({error})"
+        ) from error
+    return check_finite_result(solution, "the Bellman solve")
 
 
 def check_reward_process(
@@ -79,9 +149,12 @@ def check_reward_process(
 
     P_π must be square and row-stochastic, r_π one entry per state and 0 in terminal states
     (a terminal state is worth 0), γ in [0, 1], and with γ = 1 every state must reach a
-    terminal state (otherwise the values are infinite and the system is singular). That last
-    condition is only needed to solve for the values: ``solve=False`` skips it (a Bellman
-    residual is defined for any γ in [0, 1]).
+    terminal state (otherwise the values are infinite and the system is singular). Those
+    conditions are checked with tolerances: γ·(row sum) <= 1 + ROW_SUM_TOLERANCE, and
+    every live state reaches a terminal state (or, for γ < 1, a discounted leak of more
+    than ROW_SUM_TOLERANCE) through transitions above SUPPORT_TOLERANCE; see
+    :func:`_check_discounted_rows`. They are only needed to solve for the values:
+    ``solve=False`` skips them (a Bellman residual is defined for any γ in [0, 1]).
     """
     transition_pi = as_float_array(transition_pi, "transition_pi", ndim=2)
     if transition_pi.shape[0] != transition_pi.shape[1]:
@@ -101,8 +174,8 @@ def check_reward_process(
             "reward_pi must be 0 in terminal states (a terminal state is worth 0); "
             f"got {float(reward_pi[state])!r} in terminal state {state}"
         )
-    if solve and gamma == 1.0:
-        _check_episodes_end(transition_pi, terminal)
+    if solve:
+        _check_discounted_rows(transition_pi, gamma, terminal)
     return transition_pi, reward_pi, gamma, terminal
 
 
