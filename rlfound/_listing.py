@@ -11,7 +11,8 @@ indented block), every paragraph up to that equation and the sentence that goes 
 (a paragraph starting in lower case, up to its first full stop; a further equation if that
 sentence leads to one). The "Book: ..." line is left out (the reader is in the book). Prose is
 re-wrapped to :data:`PROSE_WIDTH` columns, so that no docstring line makes the listing scroll
-sideways; equation lines are kept as written, their alignment matters.
+sideways; equation lines are kept as written, their alignment matters. The decorators in
+:data:`HIDDEN_DECORATORS` (the overflow guard every public function carries) are left out.
 """
 
 from __future__ import annotations
@@ -138,6 +139,17 @@ def format_docstring(paragraphs: list[str], indent: str) -> list[str]:
     return lines
 
 
+#: Decorators a listing leaves out: the same guard on every public function (it turns an
+#: overflow into a ValueError naming the quantity), which the API reference documents once.
+HIDDEN_DECORATORS = frozenset({"finite_output"})
+
+
+def _is_hidden(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+    return name in HIDDEN_DECORATORS
+
+
 def read_listing(object_path: str) -> Listing:
     """Read a public function or class from its module's file, its docstring trimmed."""
     module, name = split_object_path(object_path)
@@ -147,7 +159,9 @@ def read_listing(object_path: str) -> Listing:
     if node is None:
         raise ListingError(f"{path.name} defines no top-level function or class {name!r}")
     lines = source.splitlines()
-    first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+    shown_decorators = [d for d in node.decorator_list if not _is_hidden(d)]
+    decorators = [lines[d.lineno - 1 : d.end_lineno] for d in shown_decorators]
+    first = node.lineno
     body_first = node.body[0]
     docstring = ast.get_docstring(node, clean=False)
     if docstring is None:
@@ -157,5 +171,13 @@ def read_listing(object_path: str) -> Listing:
         trimmed = format_docstring(trim_docstring(inspect.cleandoc(docstring)), indent)
         after = lines[body_first.end_lineno : node.end_lineno]
         shown = [*lines[first - 1 : body_first.lineno - 1], *trimmed, *after]
+    shown = [line for decorator in decorators for line in decorator] + shown
     kind = "class" if isinstance(node, ast.ClassDef) else "func"
-    return Listing(module, name, path, "\n".join(shown) + "\n", first, kind)
+    return Listing(
+        module,
+        name,
+        path,
+        "\n".join(shown) + "\n",
+        min([first, *(d.lineno for d in shown_decorators)]),
+        kind,
+    )

@@ -168,6 +168,23 @@ def test_a_listing_keeps_the_summary_and_its_equation():
     assert shown.code.rstrip().endswith("return sums")
 
 
+def test_a_listing_leaves_out_the_overflow_guard_but_keeps_other_decorators(tmp_path, monkeypatch):
+    module = tmp_path / "listed_module.py"
+    module.write_text(
+        "from functools import cache\n"
+        "from rlfound._validation import finite_output\n\n\n"
+        '@finite_output()\n@cache\ndef twice(x):\n    """Twice x."""\n    return 2 * x\n',
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shown = listing.read_listing("listed_module.twice")
+    assert shown.code == '@cache\ndef twice(x):\n    """Twice x."""\n    return 2 * x\n'
+    assert shown.first_line == 6
+    library = listing.read_listing("rlfound.returns.discounted_returns")
+    assert "finite_output" not in library.code
+    assert "@finite_output()\ndef discounted_returns(" in library.path.read_text(encoding="utf-8")
+
+
 def test_a_listing_without_an_equation_keeps_the_summary_line():
     paragraphs = listing.trim_docstring(
         "Say what it does.\n\nMore detail.\n\nParameters\n----------\nx : float\n    A number.\n"
