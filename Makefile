@@ -10,7 +10,12 @@ BOOK_FLAGS := -W -n --keep-going
 PDF_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 	texlive-fonts-recommended fonts-freefont-otf latexmk
 
-.PHONY: help book book-student pdf test test-fast test-pdf lint format clean
+# pytest-xdist processes: one per CPU. tests/conftest.py keeps the grader's tests on one of them,
+# and the book's builds on one (the build itself executes notebooks on every CPU).
+PYTEST_JOBS ?= auto
+PYTEST_PARALLEL := -n $(PYTEST_JOBS) --dist loadgroup
+
+.PHONY: help book book-student build-time pdf test test-fast test-pdf lint format clean
 
 help:
 	@echo "make book    build the executed HTML book into _build/html"
@@ -19,6 +24,7 @@ help:
 	@echo "make test    the full gate: lint, every test, both book editions built strictly"
 	@echo "make test-fast  lint and every test but the book builds and the install tests"
 	@echo "make test-pdf  build the PDF and check it (skips where XeLaTeX is missing)"
+	@echo "make build-time  each notebook's execution time, slowest first"
 	@echo "make format  apply ruff's formatter and autofixes"
 	@echo "make clean   remove _build, caches and .venv"
 
@@ -44,6 +50,11 @@ pdf: $(STAMP)
 	$(BIN)/jupyter-book build . --builder pdflatex $(BOOK_FLAGS)
 	@echo "Open _build/latex/rlfound.pdf"
 
+# Executes every chapter and solution in a fresh kernel, one at a time, and prints the seconds
+# (wall and CPU) each takes, slowest first, with its slowest cells.
+build-time: $(STAMP)
+	$(BIN)/python benchmarks/build_time.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -54,12 +65,12 @@ format: $(STAMP)
 
 # The PDF build (make test-pdf) is left out: it executes every chapter once more, for LaTeX.
 test: lint
-	$(BIN)/pytest -m "not pdf"
+	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not pdf"
 
 # The edit-test loop: skips the strict book builds (which execute every chapter) and the tests
 # that build a wheel or run the Gradescope setup in a fresh environment.
 test-fast: lint
-	$(BIN)/pytest -m "not book and not install and not pdf"
+	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not book and not install and not pdf"
 
 test-pdf: $(STAMP)
 	$(BIN)/pytest -m pdf -p no:cacheprovider

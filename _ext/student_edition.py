@@ -8,9 +8,10 @@ local extension), it keeps the chapters' links to solutions from failing that bu
 student edition a ``{ref}`` to a ``sol-...`` label, which does not exist there, becomes its
 link text followed by "(instructor edition)". In the full edition it does nothing.
 
-:func:`build` also builds the full edition with another execution setting: the test-suite
-builds both editions against one fresh jupyter-cache folder, so that every chapter is executed
-once (by the first build, in a fresh kernel) and the second build reuses the outputs.
+:func:`command` also gives the full edition's build with another jupyter-cache folder: the
+test-suite builds both editions against one fresh folder, so that every chapter is executed
+once (by the first build, in a fresh kernel) and the second build reuses the outputs. The
+student edition of ``make book-student`` uses the cache of ``make book`` in the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from docutils import nodes
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "_build" / "student"
+#: The execution cache of ``make book`` (jupyter-book's default folder).
+BOOK_CACHE = ROOT / "_build" / ".jupyter_cache"
 
 
 def _solution_stays_with_the_instructor(app, env, node, contnode):
@@ -57,8 +60,8 @@ def write_sources(
 ) -> tuple[Path, Path]:
     """Write an edition's configuration and table of contents; return their paths.
 
-    ``student`` leaves the solutions appendix out. ``cache``, if given, executes the
-    notebooks through that jupyter-cache folder instead of re-executing every one of them.
+    ``student`` leaves the solutions appendix out. ``cache``, if given, is the jupyter-cache
+    folder the notebooks are executed into and read from (see _ext/parallel_execution.py).
     ``settings`` are ``_config.yml`` entries to set on top of the book's (nested sections are
     merged), such as a JupyterHub for the launch buttons.
     """
@@ -109,8 +112,12 @@ def command(
 
 
 def build(output: Path = OUTPUT, *extra: str) -> int:
-    """Build the student edition with warnings as errors; return jupyter-book's exit status."""
-    return subprocess.run([*command(output), *extra], check=False).returncode
+    """Build the student edition with warnings as errors; return jupyter-book's exit status.
+
+    Its notebooks come from the cache of ``make book``: a notebook the full edition executed
+    with the current library is not executed again.
+    """
+    return subprocess.run([*command(output, cache=BOOK_CACHE), *extra], check=False).returncode
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Shared pytest configuration: hypothesis profiles that keep the property tests fast.
+"""Shared pytest configuration: hypothesis profiles that keep the property tests fast, and the
+groups that keep some tests on one pytest-xdist worker.
 
 ``rlfound`` is used locally and in CI (50 examples per property, no per-example deadline,
 because a loaded 2-core CI machine makes wall-clock deadlines flaky). ``thorough`` is for a
@@ -7,6 +8,9 @@ deliberate deep run: ``pytest --hypothesis-profile=thorough``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -22,3 +26,20 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("rlfound")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Keep the tests that must not run side by side on one pytest-xdist worker each.
+
+    ``make test`` runs the suite in two processes (``-n auto --dist loadgroup``). The grader's
+    tests create worker users, chroots and sandboxed processes, and some look for every live
+    worker process on the machine: they run one after the other on one worker, as they would
+    without xdist. The book's tests share module fixtures (two builds against one execution
+    cache) that must be built once: they run on one worker too. The other tests are spread.
+    """
+    grading = config.rootpath / "tests" / "grading"
+    for item in items:
+        if item.get_closest_marker("book") is not None:
+            item.add_marker(pytest.mark.xdist_group("book"))
+        elif Path(item.path).is_relative_to(grading):
+            item.add_marker(pytest.mark.xdist_group("grading"))

@@ -2,10 +2,13 @@
 works offline.
 
 Both editions are built here, strictly (``-W -n --keep-going``), against one fresh
-jupyter-cache folder: the full edition executes every notebook of the table of contents, each
-in a fresh kernel started in the notebook's own folder (what a student gets when opening one
-chapter as a notebook), and the student edition reuses those outputs instead of executing the
-chapters a second time. A fresh cache per run means no stale output can hide a library change.
+jupyter-cache folder: the full edition executes every notebook of the table of contents, in
+parallel before Sphinx reads them (``_ext/parallel_execution.py``), each in a fresh kernel
+started in the notebook's own folder (what a student gets when opening one chapter as a
+notebook), and the student edition reuses those outputs instead of executing the chapters a
+second time. A fresh cache per run means no stale output can hide a library change
+(tests/test_parallel_execution.py checks that the cache also empties itself when the library
+changes).
 The student edition is built as an institution would publish it for a course, with launch
 buttons for a sample JupyterHub.
 
@@ -45,7 +48,10 @@ JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
 #: Sphinx reports problems as "WARNING: ..." or "file:line: WARNING: ..."; other tools' log
 #: lines (the kernel's "[IPKernelApp] WARNING | ...") are not build problems.
 SPHINX_PROBLEM = re.compile(r"(^|: )(WARNING|ERROR|CRITICAL):")
-EXECUTED = re.compile(r"^(?P<path>\S+\.md): Executing notebook", re.MULTILINE)
+#: What the parallel execution logs for each notebook it executed, and what myst-nb logs
+#: when it executes one itself (which, with every notebook executed beforehand, it must not).
+EXECUTED = re.compile(r"^rlfound: executed (?P<document>\S+) \(", re.MULTILINE)
+EXECUTED_WHILE_READING = re.compile(r"^\S+: Executing notebook", re.MULTILINE)
 
 
 #: The two ``_config.yml`` entries the README tells a teacher to set for launch buttons, with
@@ -96,17 +102,19 @@ def student_build(tmp_path_factory, execution_cache, full_build) -> tuple[Path, 
     return output / "_build" / "html", log
 
 
-def test_every_notebook_is_executed_once_in_its_own_folder(full_build):
+def test_every_notebook_is_executed_once_before_it_is_read(full_build):
     _, log = full_build
-    executed = [Path(match["path"]) for match in EXECUTED.finditer(log)]
+    executed = [ROOT / f"{match['document']}.md" for match in EXECUTED.finditer(log)]
     assert sorted(executed) == sorted(notebook_documents())
-    # Each notebook runs with its own folder as working directory, as a student's does.
-    assert log.count("Executing notebook using local CWD") == len(executed)
+    # Sphinx then reads every notebook's outputs from the cache and executes none itself.
+    assert not EXECUTED_WHILE_READING.search(log)
+    assert log.count("Using cached notebook") == len(executed)
 
 
 def test_the_student_edition_executes_nothing_again(student_build):
     _, log = student_build
     assert not EXECUTED.search(log)
+    assert not EXECUTED_WHILE_READING.search(log)
     assert "Using cached notebook" in log
 
 
