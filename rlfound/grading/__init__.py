@@ -17,7 +17,8 @@ per submission), ``accounts`` (unprivileged worker users), ``runtime`` (the priv
 ``sandbox`` (the process boundary), ``results`` (what grading found), ``grader``, ``atomic``
 (atomic file writes), ``report`` (``results.json``, ``feedback.md``, ``grades.csv``,
 ``skipped.csv``), ``batch`` (grading a class), ``verify`` (checking a specification) and
-``gradescope`` (the autograder bundle). The ``rlfound`` command is :mod:`rlfound.cli`.
+``gradescope`` (the autograder bundle), ``classpack`` (the notebooks and starters a teacher
+hands out). The ``rlfound`` command is :mod:`rlfound.cli`.
 """
 
 from rlfound.grading.batch import grade_batch
