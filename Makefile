@@ -10,8 +10,10 @@ BOOK_FLAGS := -W -n --keep-going
 PDF_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 	texlive-fonts-recommended fonts-freefont-otf latexmk
 
-# pytest-xdist processes: one per CPU. tests/conftest.py keeps the grader's tests on one of them,
-# and the book's builds on one (the build itself executes notebooks on every CPU).
+# pytest-xdist processes: one per CPU; tests/conftest.py keeps the book's builds on one of them
+# (the build itself executes notebooks on every CPU). The grader's tests run after them, in one
+# process: they create users, scan every process on the machine, and time submissions by the
+# wall clock, which a machine busy with a book build would make unfair to them.
 PYTEST_JOBS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_JOBS) --dist loadgroup
 
@@ -65,12 +67,14 @@ format: $(STAMP)
 
 # The PDF build (make test-pdf) is left out: it executes every chapter once more, for LaTeX.
 test: lint
-	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not pdf"
+	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not pdf" --ignore=tests/grading
+	$(BIN)/pytest -m "not pdf" tests/grading
 
 # The edit-test loop: skips the strict book builds (which execute every chapter) and the tests
 # that build a wheel or run the Gradescope setup in a fresh environment.
 test-fast: lint
-	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not book and not install and not pdf"
+	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not book and not install and not pdf" --ignore=tests/grading
+	$(BIN)/pytest -m "not book and not install and not pdf" tests/grading
 
 test-pdf: $(STAMP)
 	$(BIN)/pytest -m pdf -p no:cacheprovider
