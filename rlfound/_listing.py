@@ -73,7 +73,10 @@ def split_object_path(object_path: str) -> tuple[str, str]:
     return module, name
 
 
-def find_definition(tree: ast.Module, name: str) -> ast.FunctionDef | ast.ClassDef | None:
+def find_definition(
+    tree: ast.Module | ast.ClassDef, name: str
+) -> ast.FunctionDef | ast.ClassDef | None:
+    """The first function or class ``name`` defined directly in a module's or a class's body."""
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if node.name == name:

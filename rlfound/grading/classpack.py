@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 
-from rlfound._listing import read_listing
+from rlfound._listing import find_definition, read_listing
 from rlfound.grading import starter
 from rlfound.grading.atomic import write_atomic_bytes
 from rlfound.grading.spec import BOOK_SOLUTIONS, Exercise
@@ -102,15 +102,11 @@ def python_object_lines(source: str, name: str) -> list[str]:
     >>> python_object_lines(code, "f")
     ['@cache', 'def f(y):', '    return y']
     """
-    body = ast.parse(source).body
-    node = None
+    node = ast.parse(source)
     for part in name.split("."):
-        definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-        matches = [n for n in body if isinstance(n, definitions) and n.name == part]
-        if not matches:
+        node = find_definition(node, part)
+        if node is None:
             raise ValueError(f"pyobject: no class or function {name!r} in the source")
-        node = matches[0]
-        body = node.body
     start = min([node.lineno] + [d.lineno for d in node.decorator_list])
     return source.splitlines()[start - 1 : node.end_lineno]
 
