@@ -24,7 +24,7 @@ from rlfound._validation import (
     check_values_for_rewards,
     finite_output,
 )
-from rlfound.returns import discounted_cumsum
+from rlfound.returns import BlockWriter, _banded_scan, _scan_method, discounted_cumsum
 
 __all__ = ["gae_explicit", "gae_recursive", "k_step_advantages", "packed_gae", "td_errors"]
 
@@ -298,7 +298,7 @@ def packed_gae(
         Discount factor γ in [0, 1].
     lam : float
         GAE parameter λ in [0, 1].
-    method : {"auto", "loop", "blocked"}, optional
+    method : {"auto", "loop", "banded"}, optional
         How the backward scan runs, as in :func:`rlfound.returns.discounted_cumsum`: the
         same advantages up to rounding, and by default the faster form for the shape.
 
@@ -341,8 +341,44 @@ def packed_gae(
     gamma = check_unit_interval(gamma, "gamma")
     lam = check_unit_interval(lam, "lam")
 
+    ends = terminated | truncated
+    if _scan_method(method, rewards.shape) == "banded":  # the same numbers, faster
+        blocks = _packed_gae_blocks(rewards, values, next_values, terminated, ends, gamma, lam)
+        return _banded_scan(rewards.shape, blocks)
+
     # A true terminal state has no future value; every other step bootstraps.
     deltas = rewards + gamma * np.where(terminated, 0.0, next_values) - values
     # At an episode boundary the next entry belongs to another episode: cut the λ-chain.
-    discounts = np.where(terminated | truncated, 0.0, gamma * lam)
-    return discounted_cumsum(deltas, discounts, method=method)
+    discounts = np.where(ends, 0.0, gamma * lam)
+    return discounted_cumsum(deltas, discounts, method="loop")
+
+
+def _packed_gae_blocks(
+    rewards: np.ndarray,
+    values: np.ndarray,
+    next_values: np.ndarray,
+    terminated: np.ndarray,
+    ends: np.ndarray,
+    gamma: float,
+    lam: float,
+) -> BlockWriter:
+    """The :data:`~rlfound.returns.BlockWriter` of :func:`packed_gae`.
+
+    The clear form's TD errors and factors a block at a time, with its arithmetic
+    (r_t + γ V_next,t - V(s_t), the bootstrap 0 at terminated steps), so the TD errors are
+    the same numbers bit for bit.
+    """
+    flat = [array.reshape(-1) for array in (rewards, values, next_values, terminated, ends)]
+
+    def write_block(start: int, end: int, deltas: np.ndarray, factors: np.ndarray):
+        block_rewards, block_values, block_next_values, block_terminated, block_ends = (
+            array[start:end] for array in flat
+        )
+        np.multiply(block_next_values, gamma, out=deltas)
+        np.copyto(deltas, 0.0, where=block_terminated)
+        np.add(block_rewards, deltas, out=deltas)
+        np.subtract(deltas, block_values, out=deltas)
+        factors.fill(gamma * lam)
+        np.copyto(factors, 0.0, where=block_ends)
+
+    return write_block

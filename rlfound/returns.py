@@ -6,15 +6,18 @@ along time; the masks ``terminated`` and ``truncated`` mark where each one ends 
 :func:`packed_discounted_returns`).
 
 Every backward recursion of the library, y_t = x_t + c_t y_{t+1} (returns, reward-to-go,
-GAE, and their packed forms), is one call of :func:`discounted_cumsum`.
+GAE, and their packed forms), is the scan of :func:`discounted_cumsum`: its clear loop, or
+its fast form, a banded triangular solve.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.linalg import blas
 
 from rlfound._validation import (
     as_float_array,
@@ -51,17 +54,17 @@ def discounted_cumsum(
         The factor c_t that multiplies y_{t+1}: one number for every step, or one per step
         (no broadcasting of partial shapes). Any finite reals; the library passes γ, γλ or
         those times a 0/1 continuation mask.
-    method : {"auto", "loop", "blocked"}, optional
+    method : {"auto", "loop", "banded"}, optional
         How to run the scan; every choice gives the same sums up to rounding. ``"loop"`` is
         the clear form below: one step of the recursion at a time, each step vectorized over
         the leading axes. It is fast when the leading axes are wide and T is short, but a
-        single long stream costs a Python iteration per step. ``"blocked"`` cuts the stream
-        into chunks and runs the same recursion across all chunks at once, so that each
-        Python iteration does array-wide work whatever the shape; it never divides by a
-        product of factors, so long streams do not underflow. ``"auto"`` (the default) takes
-        ``"loop"`` for fewer than 4096 entries, a single step, or at most 2^19 entries over
-        at most 128 steps (wide rows that stay in cache), and ``"blocked"`` otherwise;
-        ``benchmarks/scan_speed.py`` compares the forms.
+        single long stream costs a Python iteration per step. ``"banded"`` reads the scan
+        as the triangular system y_t - c_t y_{t+1} = x_t and hands it to the compiled BLAS
+        back substitution (``dtbsv``), which runs the same recursion; it never divides by
+        a product of factors, so long streams do not underflow. ``"auto"`` (the default)
+        takes ``"loop"`` for a single step, for at most 8 steps of 256 rows or more, and for
+        at most 64 steps of 1024 rows or more within 2^19 entries, and ``"banded"``
+        otherwise; ``benchmarks/scan_speed.py`` compares the forms.
 
     Returns
     -------
@@ -91,11 +94,8 @@ def discounted_cumsum(
     if discounts.ndim > 0:
         check_shape(discounts, "discounts", terms.shape, "the shape of terms (or no axes)")
     discounts = np.broadcast_to(discounts, terms.shape)  # a scalar: the same c every step
-    method = check_choice(method, "method", ("auto", "loop", "blocked"))
-    if method == "auto":
-        method = "blocked" if _blocked_is_faster(terms.shape) else "loop"
-    if method == "blocked":
-        return _blocked_discounted_cumsum(terms, discounts)
+    if _scan_method(method, terms.shape) == "banded":  # the same sums, faster: see below
+        return _banded_scan(terms.shape, _copied_blocks(terms, discounts))
 
     sums = np.zeros_like(terms)
     following = np.zeros(terms.shape[:-1])  # y_T = 0: nothing after the last step
@@ -105,158 +105,94 @@ def discounted_cumsum(
     return sums
 
 
-def _blocked_is_faster(shape: tuple[int, ...]) -> bool:
-    """The rule of ``method="auto"``, from timings on a 2-core machine.
+def _scan_method(method: str, shape: tuple[int, ...]) -> str:
+    """``method`` checked, with ``"auto"`` replaced by the faster form for arrays of ``shape``.
 
-    The loop pays a few microseconds of Python per step, the blocked scan a few copies of the
-    array. Tiny arrays and single steps favor the loop; so do up to 128 steps of arrays that
-    stay in cache, whose rows the loop reads quickly. Longer or bigger arrays favor the
-    blocked scan: the loop's step count or its strided reads of columns then dominate.
+    The rule, from timings on a 2-core machine: the loop pays a few microseconds of Python
+    per step and then works on whole columns; the banded solve pays a few nanoseconds per
+    entry, one entry after the other. So the loop wins on a single step, on at most 8
+    steps of 256 rows or more, and on at most 64 steps of 1024 rows or more within 2^19
+    entries (wide arrays that stay in cache); everywhere else the solve does.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is not one of ``"auto"``, ``"loop"`` and ``"banded"``.
+    """
+    method = check_choice(method, "method", ("auto", "loop", "banded"))
+    if method != "auto":
+        return method
+    size, horizon = math.prod(shape), shape[-1]
+    rows = size // horizon if horizon else 0
+    if horizon <= 1 or (rows >= 256 and horizon <= 8):
+        return "loop"
+    return "loop" if rows >= 1024 and horizon <= 64 and size <= 2**19 else "banded"
+
+
+# Steps per block of the banded solve. A block's sums, factors and band (32 bytes a step,
+# 512 KiB) stay in a 1 MiB cache while they are written and solved, so every input is read
+# from memory once and nothing the size of the whole array is allocated but the result.
+_BLOCK = 2**16
+
+#: ``write_block(start, end, terms, factors)`` writes x_t and c_t of the flattened steps
+#: ``start`` to ``end - 1`` into two float arrays of length ``end - start``.
+BlockWriter = Callable[[int, int, np.ndarray, np.ndarray], None]
+
+
+def _banded_scan(shape: tuple[int, ...], write_block: BlockWriter) -> np.ndarray:
+    """The sums y_t = x_t + c_t y_{t+1} of arrays of ``shape``, by compiled triangular solves.
+
+    Read as a linear system, the scan y_t - c_t y_{t+1} = x_t is (I - C S) y = x with S the
+    shift to the next step: upper triangular with one superdiagonal, -c_t in row t. BLAS
+    ``dtbsv`` back-substitutes such a banded system in compiled code, and its back
+    substitution is the loop's recursion, y_t = x_t + c_t y_{t+1}, with the same rounding
+    up to a fused multiply-add: no division by a product of factors (it would underflow on
+    long streams) and no subtraction of a carried sum (it would cancel).
+
+    All rows are one stream, built and solved a block of steps at a time from the end by
+    ``write_block`` (see :data:`BlockWriter`); the terms are written where their sums will
+    be. The superdiagonal is 0 wherever a row starts, so no sum runs from one row into the
+    row before it, and the sum after a block enters it as the loop would add it,
+    x_t + c_t y_{t+1} at the block's last step, before the block is solved.
+
+    References
+    ----------
+    J. J. Dongarra, J. Du Croz, S. Hammarling and R. J. Hanson, "An extended set of FORTRAN
+    basic linear algebra subprograms", ACM Transactions on Mathematical Software 14(1),
+    1988 (the routine ``dtbsv``).
     """
     size, horizon = math.prod(shape), shape[-1]
-    if size < 4096 or horizon == 1:
-        return False
-    return size > 2**19 or horizon > 128
-
-
-# Chunks longer than this gain little, and a product of 249 factors of at least 0.06 stays a
-# normal float (slow subnormal arithmetic only starts below about 1e-308).
-_LONGEST_CHUNK = 249
-
-
-def _chunk_length(size: int) -> int:
-    """About a quarter of sqrt(size), and odd.
-
-    A few hundred Python steps, each over thousands of chunks. An odd length keeps the
-    stride of the time-major copies off powers of two, where the cache maps a whole column
-    to a few sets and the copy runs several times slower.
-    """
-    return min(_LONGEST_CHUNK, max(2, math.isqrt(size) // 4)) | 1
-
-
-def _blocked_discounted_cumsum(terms: np.ndarray, discounts: np.ndarray) -> np.ndarray:
-    """:func:`discounted_cumsum` of validated float64 arrays by a blocked (two-level) scan.
-
-    Rows no longer than a chunk are the chunks themselves: the recursion runs over time
-    once, vectorized across rows laid out time-major. Longer rows are read as one stream,
-    with the factor at each row's last step taken as 0 so that no sum runs into the next
-    row, and the stream is cut into chunks (see :func:`_blocked_stream_scan`).
-    """
-    shape = terms.shape
-    if terms.size == 0:
-        return np.zeros(shape)
-    horizon = shape[-1]
-    rows = terms.size // horizon
-    if horizon <= _chunk_length(terms.size):
-        terms_by_time = _time_major(terms.reshape(rows, horizon))
-        factors_by_time = _time_major(discounts.reshape(rows, horizon))
-        _scan_chunks_from(terms_by_time, factors_by_time, np.zeros(rows))
-        return terms_by_time.T.copy().reshape(shape)
-    row_length = horizon if rows > 1 else None
-    stream = _blocked_stream_scan(terms.reshape(-1), discounts.reshape(-1), row_length)
-    if stream is None:  # a product of factors overflowed: only the loop is safe then
-        return discounted_cumsum(terms, discounts, method="loop")
-    return stream.reshape(shape)
-
-
-def _time_major(chunks: np.ndarray) -> np.ndarray:
-    """``chunks.T`` as a new C-ordered array: time on axis 0, one column per chunk.
-
-    Copied a band of about 2^17 entries (1 MiB) at a time: a band's rows stay in cache while
-    it is transposed. On a 2-core machine this made the whole blocked scan 15-20% faster
-    than one strided copy of the array (banding the copy back gained nothing).
-    """
-    count, length = chunks.shape
-    by_time = np.empty((length, count))
-    band = max(1, 2**17 // length)
-    for start in range(0, count, band):
-        by_time[:, start : start + band] = chunks[start : start + band].T
-    return by_time
-
-
-def _scan_chunks_from(terms_by_time: np.ndarray, factors_by_time: np.ndarray, after: np.ndarray):
-    """y_j = x_j + c_j y_{j+1} down axis 0 of (L, K) arrays, starting every chunk k from
-    ``after[k]``, the sum that follows it.
-
-    The loop's own arithmetic, in place: the sums overwrite ``terms_by_time``, and one
-    row-sized scratch array (small enough to stay in cache) holds each product.
-    """
-    product = np.empty_like(after)
-    for j in range(terms_by_time.shape[0] - 1, -1, -1):
-        np.multiply(factors_by_time[j], after, out=product)
-        np.add(terms_by_time[j], product, out=terms_by_time[j])
-        after = terms_by_time[j]
-
-
-def _blocked_stream_scan(
-    terms: np.ndarray, factors: np.ndarray, row_length: int | None = None
-) -> np.ndarray | None:
-    """The backward scan of one 1-D stream; ``factors[-1]`` multiplies the 0 after its end.
-
-    With ``row_length`` the stream is rows of that length laid end to end, and the factor
-    at the end of every row counts as 0 (the inputs are not modified).
-
-    Cut the stream into K chunks of length L. Inside chunk k the sums depend on everything
-    after the chunk only through the sum y_after that follows it:
-
-        y_j = s_j + g_j y_after,    g_j = Π_{j<=i<end} c_i,
-
-    where s is the chunk's own scan started from 0. The first pass runs over the L steps of
-    every chunk at once and keeps only s and g at each chunk's first step (the heads and
-    gains). The sums at the chunks' first steps obey the same recursion one level up,
-    y_first(k) = head_k + gain_k y_first(k + 1), a stream of K entries scanned by this same
-    function. The second pass runs the recursion again in every chunk, now started from the
-    sum after it. No reverse cumulative sum is divided by a product of factors (it would
-    underflow) and no carried part is subtracted (it would cancel); a gain that underflows
-    to 0 only drops less than about 1e-308 times the sum after its chunk. Returns None if a
-    gain or head overflows (possible only with factors above 1 in size), for the caller to
-    fall back to the loop.
-    """
-    size = terms.size
-    chunk = _chunk_length(size)
-    chunks = size // chunk
-    whole = chunks * chunk
-    row_ends = None if row_length is None else np.arange(row_length - 1, size, row_length)
-    if chunks < 2:
-        whole = 0
     sums = np.empty(size)
-    following = 0.0  # the sum after the last whole chunk, from the few steps left over
-    if whole < size:
-        leftover = factors[whole:].copy()
-        if row_ends is not None:
-            leftover[row_ends[row_ends >= whole] - whole] = 0.0
-        sums[whole:] = discounted_cumsum(terms[whole:], leftover, method="loop")
-        following = sums[whole]
-    if whole == 0:
-        return sums
+    length = min(size, _BLOCK)
+    factors = np.empty(length)
+    # Column j of the band holds A[j-1, j] = -c_{j-1} on top of the diagonal A[j, j]. BLAS
+    # reads it as a Fortran-ordered (2, n) array: a C-ordered (n, 2) array transposed. The
+    # diagonal is 1 and diag=1 says so, so BLAS never reads that column (left unset).
+    band = np.empty((length, 2))
+    above = band[:, 0]
+    for end in range(size, 0, -_BLOCK):
+        start = max(0, end - _BLOCK)
+        terms, block_factors = sums[start:end], factors[: end - start]
+        write_block(start, end, terms, block_factors)
+        np.negative(block_factors[:-1], out=above[1 : end - start])
+        above[-start % horizon : end - start : horizon] = 0.0  # where a row starts
+        if end < size and end % horizon:  # the block's last step is followed by the next block
+            terms[-1] += block_factors[-1] * sums[end]
+        solved = blas.dtbsv(1, band[: end - start].T, terms, diag=1, overwrite_x=1)
+        if not np.may_share_memory(solved, terms):
+            terms[...] = solved
+    return sums.reshape(shape)
 
-    terms_by_time = _time_major(terms[:whole].reshape(chunks, chunk))
-    factors_by_time = _time_major(factors[:whole].reshape(chunks, chunk))
-    if row_ends is not None:
-        inside = row_ends[row_ends < whole]
-        factors_by_time[inside % chunk, inside // chunk] = 0.0
-    heads = terms_by_time[-1].copy()
-    gains = factors_by_time[-1].copy()
-    with np.errstate(over="ignore", invalid="ignore"):  # checked just below
-        for j in range(chunk - 2, -1, -1):
-            heads *= factors_by_time[j]
-            heads += terms_by_time[j]
-            gains *= factors_by_time[j]
-    if not (np.isfinite(heads).all() and np.isfinite(gains).all()):
-        return None
 
-    # One level up: the last chunk is followed by the leftover steps, the others by a chunk.
-    heads[-1] += gains[-1] * following
-    gains[-1] = 0.0
-    firsts = _blocked_stream_scan(heads, gains)
-    if firsts is None:
-        return None
-    after = np.empty(chunks)
-    after[:-1] = firsts[1:]
-    after[-1] = following
-    _scan_chunks_from(terms_by_time, factors_by_time, after)
-    sums[:whole].reshape(chunks, chunk)[...] = terms_by_time.T
-    return sums
+def _copied_blocks(terms: np.ndarray, discounts: np.ndarray) -> BlockWriter:
+    """The :data:`BlockWriter` of :func:`discounted_cumsum`: blocks of its two arrays."""
+    flat_terms, flat_discounts = terms.reshape(-1), discounts.reshape(-1)
+
+    def write_block(start: int, end: int, block_terms: np.ndarray, factors: np.ndarray):
+        block_terms[...] = flat_terms[start:end]
+        factors[...] = flat_discounts[start:end]
+
+    return write_block
 
 
 @finite_output()
@@ -350,7 +286,7 @@ def packed_discounted_returns(
         True where the episode was cut by a time limit after step t.
     gamma : float
         Discount factor γ in [0, 1].
-    method : {"auto", "loop", "blocked"}, optional
+    method : {"auto", "loop", "banded"}, optional
         How the backward scan runs, as in :func:`discounted_cumsum`: the same returns up to
         rounding, and by default the faster form for the shape.
 
@@ -390,9 +326,35 @@ def packed_discounted_returns(
 
     cut = truncated.copy()
     cut[..., -1:] |= ~terminated[..., -1:]  # the stream's end cuts a still-running episode
+    ends = terminated | cut
+    if _scan_method(method, rewards.shape) == "banded":  # the same sums, faster
+        blocks = _packed_return_blocks(rewards, next_values, cut, ends, gamma)
+        return _banded_scan(rewards.shape, blocks)
+
     # Only the cut steps read next_values: a value stored anywhere else cannot leak in.
     terms = rewards.copy()
     terms[cut] += gamma * next_values[cut]
     # The sum stops at the end of every episode: a factor of 0 there, γ elsewhere.
-    discounts = np.where(terminated | cut, 0.0, gamma)
-    return discounted_cumsum(terms, discounts, method=method)
+    discounts = np.where(ends, 0.0, gamma)
+    return discounted_cumsum(terms, discounts, method="loop")
+
+
+def _packed_return_blocks(
+    rewards: np.ndarray, next_values: np.ndarray, cut: np.ndarray, ends: np.ndarray, gamma: float
+) -> BlockWriter:
+    """The :data:`BlockWriter` of :func:`packed_discounted_returns`.
+
+    The clear form's terms and factors a block at a time, with its arithmetic (r_t plus
+    γ V_next,t at the cut steps only), so the terms are the same numbers bit for bit.
+    """
+    flat = [array.reshape(-1) for array in (rewards, next_values, cut, ends)]
+
+    def write_block(start: int, end: int, terms: np.ndarray, factors: np.ndarray):
+        block_rewards, block_next_values, block_cut, block_ends = (a[start:end] for a in flat)
+        terms[...] = block_rewards
+        np.multiply(block_next_values, gamma, out=factors)  # γ V_next, before the factors
+        np.add(terms, factors, out=terms, where=block_cut)
+        factors.fill(gamma)
+        np.copyto(factors, 0.0, where=block_ends)
+
+    return write_block

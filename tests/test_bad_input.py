@@ -368,7 +368,7 @@ CASES = [
         case(
             f,
             "method",
-            "method must be one of ('auto', 'loop', 'blocked'); got 'fast'",
+            "method must be one of ('auto', 'loop', 'banded'); got 'fast'",
             method="fast",
         )
         for f in (

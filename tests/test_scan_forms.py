@@ -1,18 +1,22 @@
-"""The two forms of the backward scan: the clear loop and the blocked (two-level) scan.
+"""The two forms of the backward scan: the clear loop and the banded triangular solve.
 
-``method="blocked"`` must give the sums of ``method="loop"`` (the reference the book shows) up
+``method="banded"`` must give the sums of ``method="loop"`` (the reference the book shows) up
 to rounding, on every shape and mask, and the packed-stream returns and GAE built on it must
 too. "Up to rounding" is judged elementwise against the scan of absolute values,
 
     |fast_t - clear_t| <= 1e-12 * Σ_{k>=t} (Π_{t<=j<k} |c_j|) |x_k|,
 
 which bounds what rounding can do to either form even where the sum itself cancels to
-nearly 0 (a plain relative error would be meaningless there). The blocked form is also
-checked against the explicit-sum oracles of tests/oracles.py. Speed is measured in
+nearly 0 (a plain relative error would be meaningless there). The banded form is also
+checked against the explicit-sum oracles of tests/oracles.py. It solves a stream a block of
+steps at a time; the property tests shrink the block (down to one step) so that every
+block edge, row start and carry between blocks is exercised on small arrays. Speed is measured in
 benchmarks/scan_speed.py, not here.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 import pytest
@@ -41,6 +45,19 @@ seeds = st.integers(0, 2**32 - 1)
 # A boundary at every step, none at all, and densities between.
 end_probabilities = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 0.5))
 unit_edges = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0))
+# Steps per block of the banded solve: one step, a few, and the library's own length.
+block_lengths = st.sampled_from([1, 2, 3, 7, 64, returns._BLOCK])
+
+
+@contextlib.contextmanager
+def blocks_of(length):
+    """Run the banded solve with blocks of ``length`` steps."""
+    saved = returns._BLOCK
+    returns._BLOCK = length
+    try:
+        yield
+    finally:
+        returns._BLOCK = saved
 
 
 def scan_of_absolute_values(terms, discounts):
@@ -88,27 +105,30 @@ def packed_streams(draw):
 # --- the scan itself ----------------------------------------------------------------------------
 
 
-@given(pair=scan_inputs())
-def test_the_blocked_scan_equals_the_loop_up_to_rounding(pair):
+@given(pair=scan_inputs(), block=block_lengths)
+def test_the_banded_solve_equals_the_loop_up_to_rounding(pair, block):
     terms, discounts = pair
     clear = discounted_cumsum(terms, discounts, method="loop")
-    fast = discounted_cumsum(terms, discounts, method="blocked")
+    with blocks_of(block):
+        fast = discounted_cumsum(terms, discounts, method="banded")
     assert_equal_up_to_rounding(fast, clear, terms, discounts)
 
 
-@given(pair=scan_inputs(), discount=unit_edges)
-def test_the_blocked_scan_with_one_discount_equals_the_loop(pair, discount):
+@given(pair=scan_inputs(), discount=unit_edges, block=block_lengths)
+def test_the_banded_solve_with_one_discount_equals_the_loop(pair, discount, block):
     terms, _ = pair
     clear = discounted_cumsum(terms, discount, method="loop")
-    fast = discounted_cumsum(terms, discount, method="blocked")
+    with blocks_of(block):
+        fast = discounted_cumsum(terms, discount, method="banded")
     assert_equal_up_to_rounding(fast, clear, terms, discount)
 
 
-@given(pair=scan_inputs())
-def test_the_blocked_scan_equals_explicit_product_sums(pair):
+@given(pair=scan_inputs(), block=block_lengths)
+def test_the_banded_solve_equals_explicit_product_sums(pair, block):
     terms, discounts = pair
     terms, discounts = terms[..., :40], discounts[..., :40]  # the oracle is quadratic in T
-    fast = discounted_cumsum(terms, discounts, method="blocked")
+    with blocks_of(block):
+        fast = discounted_cumsum(terms, discounts, method="banded")
     for index in np.ndindex(terms.shape[:-1]):
         oracle = discounted_sum_loop(terms[index], discounts[index])
         bound = 1e-12 * scan_of_absolute_values(terms[index], discounts[index]) + SUBNORMAL
@@ -118,7 +138,7 @@ def test_the_blocked_scan_equals_explicit_product_sums(pair):
 @pytest.mark.parametrize("shape", [(1, 20_000), (7, 3001), (4096, 3), (2, 2, 999)])
 def test_a_boundary_at_every_step_leaves_each_term_alone(shape):
     terms = np.random.default_rng(0).normal(size=shape)
-    np.testing.assert_array_equal(discounted_cumsum(terms, 0.0, method="blocked"), terms)
+    np.testing.assert_array_equal(discounted_cumsum(terms, 0.0, method="banded"), terms)
 
 
 @pytest.mark.parametrize("shape", [(1, 20_000), (7, 3001), (4096, 3), (2, 2, 999)])
@@ -126,7 +146,7 @@ def test_with_no_boundary_and_no_discount_the_sums_are_reverse_cumulative_sums(s
     terms = np.random.default_rng(1).integers(-5, 6, size=shape).astype(float)
     # Small integers add exactly, so the reverse cumulative sum is the exact answer.
     exact = np.flip(np.cumsum(np.flip(terms, -1), axis=-1), -1)
-    np.testing.assert_array_equal(discounted_cumsum(terms, 1.0, method="blocked"), exact)
+    np.testing.assert_array_equal(discounted_cumsum(terms, 1.0, method="banded"), exact)
 
 
 def test_long_streams_with_factors_near_one_agree_and_do_not_underflow():
@@ -136,69 +156,76 @@ def test_long_streams_with_factors_near_one_agree_and_do_not_underflow():
     terms = rng.normal(size=(1, 100_000))
     for factor in (0.999, 0.5, 1e-3):
         clear = discounted_cumsum(terms, factor, method="loop")
-        fast = discounted_cumsum(terms, factor, method="blocked")
+        fast = discounted_cumsum(terms, factor, method="banded")
         assert np.all(np.isfinite(fast))
         assert_equal_up_to_rounding(fast, clear, terms, factor)
 
 
-def test_the_blocked_scan_falls_back_to_the_loop_when_a_product_of_factors_overflows():
-    # Factors of 1e30 overflow a chunk's product although every sum is finite: nothing
-    # follows step 0, so y = (1, 0, 0, ...). A product times a zero sum must not become nan.
+def test_factors_above_one_give_the_loop_sums_without_forming_their_products():
+    # Factors of 1e30: a product of a few dozen of them overflows, though every sum is
+    # finite, since nothing follows step 0: y = (1, 0, 0, ...). A form that multiplied
+    # factors together would turn a product times a zero sum into nan.
     terms = np.zeros(5000)
     terms[0] = 1.0
     expected = np.zeros(5000)
     expected[0] = 1.0
-    np.testing.assert_array_equal(discounted_cumsum(terms, 1e30, method="blocked"), expected)
+    with blocks_of(7):
+        np.testing.assert_array_equal(discounted_cumsum(terms, 1e30, method="banded"), expected)
+    np.testing.assert_array_equal(discounted_cumsum(terms, 1e30, method="banded"), expected)
 
 
 @pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 5), (2, 0, 4)])
 def test_empty_arrays_give_empty_sums(shape):
-    for method in ("loop", "blocked", "auto"):
+    for method in ("loop", "banded", "auto"):
         sums = discounted_cumsum(np.zeros(shape), 0.5, method=method)
         assert sums.shape == shape
         assert sums.dtype == np.float64
 
 
 @pytest.mark.parametrize("shape", [(1, 5000), (5000,), (300, 20), (20, 300), (3, 1)])
-def test_the_blocked_scan_does_not_write_to_its_inputs(shape):
+def test_the_banded_solve_does_not_write_to_its_inputs(shape):
     rng = np.random.default_rng(3)
     terms = _read_only(rng.normal(size=shape))
     discounts = _read_only(rng.uniform(0.0, 1.0, size=shape))
     clear = discounted_cumsum(terms, discounts, method="loop")
-    fast = discounted_cumsum(terms, discounts, method="blocked")
+    with blocks_of(64):
+        fast = discounted_cumsum(terms, discounts, method="banded")
     assert_equal_up_to_rounding(fast, clear, terms, discounts)
 
 
 @pytest.mark.parametrize(
     ("shape", "form"),
     [
-        ((4095,), "loop"),
         ((5000, 1), "loop"),
-        ((64, 64), "loop"),
-        ((4096, 128), "loop"),
-        ((4096,), "blocked"),
-        ((8, 512), "blocked"),
-        ((4097, 128), "blocked"),
-        ((4096, 129), "blocked"),
-        ((1, 10_000), "blocked"),
+        ((1, 1), "loop"),
+        ((256, 8), "loop"),
+        ((1024, 64), "loop"),
+        ((8192, 64), "loop"),
+        ((255, 8), "banded"),
+        ((256, 9), "banded"),
+        ((1023, 64), "banded"),
+        ((1024, 65), "banded"),
+        ((8193, 64), "banded"),
+        ((1, 2), "banded"),
+        ((1, 10_000), "banded"),
     ],
 )
 def test_auto_chooses_the_form_by_shape(shape, form, monkeypatch):
-    # As documented: the loop for fewer than 4096 entries, a single step, or at most 2^19
-    # entries over at most 128 steps; the blocked scan otherwise. Rows that fit in one chunk
-    # give bitwise the loop's sums either way, so the choice is observed, not inferred.
-    blocked = returns._blocked_discounted_cumsum
+    # As documented: the loop for a single step, at most 8 steps of 256 rows or more, and
+    # at most 64 steps of 1024 rows or more within 2^19 entries; the banded solve otherwise.
+    # The choice is observed through a spy, not inferred from the sums.
+    banded = returns._banded_scan
     calls = []
 
-    def spy(terms, discounts):
-        calls.append(terms.shape)
-        return blocked(terms, discounts)
+    def spy(shape, write_block):
+        calls.append(shape)
+        return banded(shape, write_block)
 
-    monkeypatch.setattr(returns, "_blocked_discounted_cumsum", spy)
+    monkeypatch.setattr(returns, "_banded_scan", spy)
     rng = np.random.default_rng(4)
     terms, discounts = rng.normal(size=shape), rng.uniform(0.0, 1.0, size=shape)
     sums = discounted_cumsum(terms, discounts)
-    assert calls == ([shape] if form == "blocked" else [])
+    assert calls == ([shape] if form == "banded" else [])
     assert_equal_up_to_rounding(
         sums, discounted_cumsum(terms, discounts, method="loop"), terms, discounts
     )
@@ -221,48 +248,72 @@ def return_scan_inputs(rewards, next_values, terminated, truncated, gamma):
     return rewards + gamma * bootstrap, gamma * ~(terminated | cut)
 
 
-@given(stream=packed_streams(), gamma=unit_edges, lam=unit_edges)
-def test_packed_gae_fast_form_equals_the_clear_form(stream, gamma, lam):
+@given(stream=packed_streams(), gamma=unit_edges, lam=unit_edges, block=block_lengths)
+def test_packed_gae_fast_form_equals_the_clear_form(stream, gamma, lam, block):
     clear = packed_gae(*stream, gamma, lam, method="loop")
-    fast = packed_gae(*stream, gamma, lam, method="blocked")
+    with blocks_of(block):
+        fast = packed_gae(*stream, gamma, lam, method="banded")
     assert_equal_up_to_rounding(fast, clear, *gae_scan_inputs(*stream, gamma, lam))
 
 
-@given(stream=packed_streams(), gamma=unit_edges)
-def test_packed_returns_fast_form_equals_the_clear_form(stream, gamma):
+@given(stream=packed_streams(), gamma=unit_edges, block=block_lengths)
+def test_packed_returns_fast_form_equals_the_clear_form(stream, gamma, block):
     rewards, _, next_values, terminated, truncated = stream
     arguments = (rewards, next_values, terminated, truncated, gamma)
     clear = packed_discounted_returns(*arguments, method="loop")
-    fast = packed_discounted_returns(*arguments, method="blocked")
+    with blocks_of(block):
+        fast = packed_discounted_returns(*arguments, method="banded")
     assert_equal_up_to_rounding(fast, clear, *return_scan_inputs(*arguments))
 
 
-@given(batch=packed_batches(), gamma=unit_edges, lam=unit_edges)
-def test_packed_gae_fast_form_equals_the_per_episode_sums(batch, gamma, lam):
-    fast = packed_gae(*batch, gamma, lam, method="blocked")
+@given(batch=packed_batches(), gamma=unit_edges, lam=unit_edges, block=block_lengths)
+def test_packed_gae_fast_form_equals_the_per_episode_sums(batch, gamma, lam, block):
+    with blocks_of(block):
+        fast = packed_gae(*batch, gamma, lam, method="banded")
     bound = scan_of_absolute_values(*gae_scan_inputs(*batch, gamma, lam))
     assert np.all(np.abs(fast - packed_gae_loop(*batch, gamma, lam)) <= 1e-12 * bound + 1e-300)
 
 
-@given(batch=packed_batches(), gamma=unit_edges)
-def test_packed_returns_fast_form_equals_the_per_episode_sums(batch, gamma):
+@given(batch=packed_batches(), gamma=unit_edges, block=block_lengths)
+def test_packed_returns_fast_form_equals_the_per_episode_sums(batch, gamma, block):
     rewards, _, next_values, terminated, truncated = batch
     arguments = (rewards, next_values, terminated, truncated, gamma)
-    fast = packed_discounted_returns(*arguments, method="blocked")
+    with blocks_of(block):
+        fast = packed_discounted_returns(*arguments, method="banded")
     bound = scan_of_absolute_values(*return_scan_inputs(*arguments))
     assert np.all(np.abs(fast - packed_returns_loop(*arguments)) <= 1e-12 * bound + 1e-300)
 
 
 @pytest.mark.parametrize("shape", [(2, 700), (1, 3000)])
 def test_packed_fast_forms_on_long_streams_equal_the_per_episode_sums(shape):
-    # Long enough for chunks of several steps and a carry scan one level up; episodes end
-    # about every 50 steps so that the quadratic oracle stays quick.
+    # Blocks of 97 steps, so that blocks start mid-row and mid-episode; episodes end about
+    # every 50 steps so that the quadratic oracle stays quick.
     rng = np.random.default_rng(5)
     batch = random_packed(rng, shape, p_end=0.01)
     gamma, lam = 0.99, 0.95
     rewards, _, next_values, terminated, truncated = batch
-    gae = packed_gae(*batch, gamma, lam, method="blocked")
-    np.testing.assert_allclose(gae, packed_gae_loop(*batch, gamma, lam), rtol=1e-12, atol=1e-12)
     arguments = (rewards, next_values, terminated, truncated, gamma)
-    returns = packed_discounted_returns(*arguments, method="blocked")
-    np.testing.assert_allclose(returns, packed_returns_loop(*arguments), rtol=1e-12, atol=1e-12)
+    with blocks_of(97):
+        gae = packed_gae(*batch, gamma, lam, method="banded")
+        sums = packed_discounted_returns(*arguments, method="banded")
+    np.testing.assert_allclose(gae, packed_gae_loop(*batch, gamma, lam), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sums, packed_returns_loop(*arguments), rtol=1e-12, atol=1e-12)
+
+
+@given(stream=packed_streams(), gamma=unit_edges, block=block_lengths)
+def test_the_fast_forms_build_the_clear_forms_terms_bit_for_bit(stream, gamma, block):
+    # With every factor 0 the scan adds nothing (x_t + 0 · y_{t+1} = x_t exactly), so the
+    # sums are the terms each form builds: the TD errors of GAE with λ = 0, and the rewards
+    # plus bootstraps of returns when every step is truncated.
+    rewards, _, next_values, terminated, _ = stream
+    with blocks_of(block):
+        fast = packed_gae(*stream, gamma, 0.0, method="banded")
+        everywhere = np.ones_like(terminated)
+        fast_returns = packed_discounted_returns(
+            rewards, next_values, ~everywhere, everywhere, gamma, method="banded"
+        )
+    np.testing.assert_array_equal(fast, packed_gae(*stream, gamma, 0.0, method="loop"))
+    clear_returns = packed_discounted_returns(
+        rewards, next_values, ~everywhere, everywhere, gamma, method="loop"
+    )
+    np.testing.assert_array_equal(fast_returns, clear_returns)

@@ -113,9 +113,8 @@ def as_float_array(x: Any, name: str, *, min_ndim: int = 0, ndim: int | None = N
             f"got shape {array.shape}"
         )
     array = array.astype(np.float64, copy=False)
-    not_finite = ~np.isfinite(array)
-    if not_finite.any():
-        index = _first_index(not_finite)
+    if not np.isfinite(array).all():
+        index = _first_index(~np.isfinite(array))
         raise ValueError(f"{name} must be finite; got {_show(array[index])}{_at(index)}")
     return array
 
