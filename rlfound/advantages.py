@@ -370,7 +370,7 @@ def _packed_gae_blocks(
     """
     flat = [array.reshape(-1) for array in (rewards, values, next_values, terminated, ends)]
 
-    def write_block(start: int, end: int, deltas: np.ndarray, factors: np.ndarray):
+    def write_block(start: int, end: int, deltas: np.ndarray, negated_factors: np.ndarray):
         block_rewards, block_values, block_next_values, block_terminated, block_ends = (
             array[start:end] for array in flat
         )
@@ -378,7 +378,7 @@ def _packed_gae_blocks(
         np.copyto(deltas, 0.0, where=block_terminated)
         np.add(block_rewards, deltas, out=deltas)
         np.subtract(deltas, block_values, out=deltas)
-        factors.fill(gamma * lam)
-        np.copyto(factors, 0.0, where=block_ends)
+        negated_factors.fill(-gamma * lam)
+        np.copyto(negated_factors, 0.0, where=block_ends)
 
     return write_block

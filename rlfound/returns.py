@@ -129,13 +129,14 @@ def _scan_method(method: str, shape: tuple[int, ...]) -> str:
     return "loop" if rows >= 1024 and horizon <= 64 and size <= 2**19 else "banded"
 
 
-# Steps per block of the banded solve. A block's sums, factors and band (32 bytes a step,
-# 512 KiB) stay in a 1 MiB cache while they are written and solved, so every input is read
-# from memory once and nothing the size of the whole array is allocated but the result.
+# Steps per block of the banded solve. A block's sums and band (24 bytes a step, 1.5 MiB)
+# stay in cache while they are written and solved, so every input is read from memory once
+# and nothing the size of the whole array is allocated but the result.
 _BLOCK = 2**16
 
-#: ``write_block(start, end, terms, factors)`` writes x_t and c_t of the flattened steps
-#: ``start`` to ``end - 1`` into two float arrays of length ``end - start``.
+#: ``write_block(start, end, terms, negated_factors)`` writes x_t and -c_t of the flattened
+#: steps ``start`` to ``end - 1`` into two float arrays of length ``end - start``; the
+#: second is a strided view into the band of the triangular system, which holds -c_t.
 BlockWriter = Callable[[int, int, np.ndarray, np.ndarray], None]
 
 
@@ -145,9 +146,10 @@ def _banded_scan(shape: tuple[int, ...], write_block: BlockWriter) -> np.ndarray
     Read as a linear system, the scan y_t - c_t y_{t+1} = x_t is (I - C S) y = x with S the
     shift to the next step: upper triangular with one superdiagonal, -c_t in row t. BLAS
     ``dtbsv`` back-substitutes such a banded system in compiled code, and its back
-    substitution is the loop's recursion, y_t = x_t + c_t y_{t+1}, with the same rounding
-    up to a fused multiply-add: no division by a product of factors (it would underflow on
-    long streams) and no subtraction of a carried sum (it would cancel).
+    substitution is the loop's recursion, y_t = x_t - (-c_t) y_{t+1} = x_t + c_t y_{t+1},
+    with the same rounding up to a fused multiply-add: no division by a product of factors
+    (it would underflow on long streams) and no subtraction of a carried sum (it would
+    cancel).
 
     All rows are one stream, built and solved a block of steps at a time from the end by
     ``write_block`` (see :data:`BlockWriter`); the terms are written where their sums will
@@ -163,22 +165,21 @@ def _banded_scan(shape: tuple[int, ...], write_block: BlockWriter) -> np.ndarray
     """
     size, horizon = math.prod(shape), shape[-1]
     sums = np.empty(size)
-    length = min(size, _BLOCK)
-    factors = np.empty(length)
     # Column j of the band holds A[j-1, j] = -c_{j-1} on top of the diagonal A[j, j]. BLAS
     # reads it as a Fortran-ordered (2, n) array: a C-ordered (n, 2) array transposed. The
-    # diagonal is 1 and diag=1 says so, so BLAS never reads that column (left unset).
-    band = np.empty((length, 2))
+    # diagonal is 1 and diag=1 says so, so BLAS never reads it (left unset). One column
+    # more than a block holds -c of the block's last step, which only the carry reads.
+    band = np.empty((min(size, _BLOCK) + 1, 2))
     above = band[:, 0]
     for end in range(size, 0, -_BLOCK):
         start = max(0, end - _BLOCK)
-        terms, block_factors = sums[start:end], factors[: end - start]
-        write_block(start, end, terms, block_factors)
-        np.negative(block_factors[:-1], out=above[1 : end - start])
-        above[-start % horizon : end - start : horizon] = 0.0  # where a row starts
+        length = end - start
+        terms = sums[start:end]
+        write_block(start, end, terms, above[1 : length + 1])
+        above[-start % horizon : length : horizon] = 0.0  # where a row starts
         if end < size and end % horizon:  # the block's last step is followed by the next block
-            terms[-1] += block_factors[-1] * sums[end]
-        solved = blas.dtbsv(1, band[: end - start].T, terms, diag=1, overwrite_x=1)
+            terms[-1] -= above[length] * sums[end]
+        solved = blas.dtbsv(1, band[:length].T, terms, diag=1, overwrite_x=1)
         if not np.may_share_memory(solved, terms):
             terms[...] = solved
     return sums.reshape(shape)
@@ -188,9 +189,9 @@ def _copied_blocks(terms: np.ndarray, discounts: np.ndarray) -> BlockWriter:
     """The :data:`BlockWriter` of :func:`discounted_cumsum`: blocks of its two arrays."""
     flat_terms, flat_discounts = terms.reshape(-1), discounts.reshape(-1)
 
-    def write_block(start: int, end: int, block_terms: np.ndarray, factors: np.ndarray):
+    def write_block(start: int, end: int, block_terms: np.ndarray, negated_factors: np.ndarray):
         block_terms[...] = flat_terms[start:end]
-        factors[...] = flat_discounts[start:end]
+        np.negative(flat_discounts[start:end], out=negated_factors)
 
     return write_block
 
@@ -348,13 +349,15 @@ def _packed_return_blocks(
     γ V_next,t at the cut steps only), so the terms are the same numbers bit for bit.
     """
     flat = [array.reshape(-1) for array in (rewards, next_values, cut, ends)]
+    bootstraps = np.empty(min(rewards.size, _BLOCK))
 
-    def write_block(start: int, end: int, terms: np.ndarray, factors: np.ndarray):
+    def write_block(start: int, end: int, terms: np.ndarray, negated_factors: np.ndarray):
         block_rewards, block_next_values, block_cut, block_ends = (a[start:end] for a in flat)
+        block_bootstraps = bootstraps[: end - start]
         terms[...] = block_rewards
-        np.multiply(block_next_values, gamma, out=factors)  # γ V_next, before the factors
-        np.add(terms, factors, out=terms, where=block_cut)
-        factors.fill(gamma)
-        np.copyto(factors, 0.0, where=block_ends)
+        np.multiply(block_next_values, gamma, out=block_bootstraps)
+        np.add(terms, block_bootstraps, out=terms, where=block_cut)
+        negated_factors.fill(-gamma)
+        np.copyto(negated_factors, 0.0, where=block_ends)
 
     return write_block
