@@ -13,7 +13,8 @@ PDF_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 # pytest-xdist processes: one per CPU; tests/conftest.py keeps the book's builds on one of them
 # (the build itself executes notebooks on every CPU). The grader's tests run after them, in one
 # process: they create users, scan every process on the machine, and time submissions by the
-# wall clock, which a machine busy with a book build would make unfair to them.
+# wall clock, which a machine busy with a book build would make unfair to them. Its install
+# tests (a wheel or setup.sh in a fresh environment) time nothing: they run with the rest.
 PYTEST_JOBS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_JOBS) --dist loadgroup
 
@@ -24,7 +25,7 @@ help:
 	@echo "make book-student  the student edition, without the solutions appendix"
 	@echo "make pdf     the whole book as one PDF, _build/latex/rlfound.pdf (needs XeLaTeX)"
 	@echo "make test    the full gate: lint, every test, both book editions built strictly"
-	@echo "make test-fast  lint and every test but the book builds and the install tests"
+	@echo "make test-fast  lint and the quick tests: no book builds, install or slow tests"
 	@echo "make test-pdf  build the PDF and check it (skips where XeLaTeX is missing)"
 	@echo "make build-time  each notebook's execution time, slowest first"
 	@echo "make format  apply ruff's formatter and autofixes"
@@ -67,14 +68,16 @@ format: $(STAMP)
 
 # The PDF build (make test-pdf) is left out: it executes every chapter once more, for LaTeX.
 test: lint
-	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not pdf" --ignore=tests/grading
-	$(BIN)/pytest -m "not pdf" tests/grading
+	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not pdf and (install or not grading)"
+	$(BIN)/pytest -m "not pdf and grading and not install" tests/grading
 
-# The edit-test loop: skips the strict book builds (which execute every chapter) and the tests
-# that build a wheel or run the Gradescope setup in a fresh environment.
+# The edit-test loop, in one parallel run: no book builds, no install tests, no test marked
+# slow (half a second or more: chapter-scale computations, whole classes graded), and ten
+# examples per property instead of fifty. The grader's quick tests share it: the machine then
+# runs two test processes, not a book build.
 test-fast: lint
-	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not book and not install and not pdf" --ignore=tests/grading
-	$(BIN)/pytest -m "not book and not install and not pdf" tests/grading
+	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not book and not install and not pdf and not slow" \
+	  --hypothesis-profile=fast
 
 test-pdf: $(STAMP)
 	$(BIN)/pytest -m pdf -p no:cacheprovider

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import os
 import re
 import shutil
 import tempfile
@@ -152,6 +153,13 @@ def serve(site: Path) -> Iterator[str]:
         thread.join()
 
 
+#: Set (to anything) to keep whole-page screenshots instead of the first screen of each page.
+#: A book page is 30,000 to 45,000 pixels tall, and its whole-page screenshot costs one to
+#: two seconds of a two-core machine, nearly a minute over the book: ``make test`` keeps what
+#: a reader sees on opening the page, a review of the rendering asks for the rest.
+FULL_PAGE_SETTING = "RLFOUND_FULL_PAGE_SCREENSHOTS"
+
+
 class BrowserSession:
     """One headless Chromium over the served site; :meth:`inspect` opens a page in it."""
 
@@ -159,6 +167,7 @@ class BrowserSession:
         self.context = context
         self.base_url = base_url
         self.screenshots = screenshots
+        self.full_page = bool(os.environ.get(FULL_PAGE_SETTING))
         self._problems: list[str] = []
         context.route("**/*", self._only_local)
         context.on("requestfailed", self._request_failed)
@@ -202,7 +211,8 @@ class BrowserSession:
         return page, report
 
     def inspect(self, document: str) -> PageReport:
-        """Load a book page, let MathJax typeset it, check it, and keep a screenshot."""
+        """Load a book page, let MathJax typeset it, check it, and keep a screenshot (of the
+        first screen, or of the whole page with :data:`FULL_PAGE_SETTING`)."""
         page, report = self.open(f"{document}.html")
         try:
             report.math = page.evaluate(MATH_STATE)
@@ -217,7 +227,7 @@ class BrowserSession:
             page.wait_for_load_state("networkidle")
             target = self.screenshots / f"{document}.png"
             target.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(target), full_page=True)
+            page.screenshot(path=str(target), full_page=self.full_page)
         finally:
             page.close()
         return report

@@ -20,6 +20,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
+    "fast",
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
     "thorough",
     max_examples=1000,
     deadline=None,
@@ -28,18 +34,22 @@ settings.register_profile(
 settings.load_profile("rlfound")
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Keep the tests that must not run side by side on one pytest-xdist worker each.
+    """Mark the grader's tests ``grading``, and keep the tests that must not run side by side
+    on one pytest-xdist worker each.
 
     ``make test`` runs the suite in two processes (``-n auto --dist loadgroup``). The grader's
     tests create worker users, chroots and sandboxed processes, and some look for every live
     worker process on the machine: they run one after the other on one worker, as they would
-    without xdist. The book's tests share module fixtures (two builds against one execution
+    without xdist. The book's tests share session fixtures (two builds against one execution
     cache) that must be built once: they run on one worker too. The other tests are spread.
+    Runs first, so that ``-m grading`` selects by the mark it adds.
     """
     grading = config.rootpath / "tests" / "grading"
     for item in items:
         if item.get_closest_marker("book") is not None:
             item.add_marker(pytest.mark.xdist_group("book"))
         elif Path(item.path).is_relative_to(grading):
+            item.add_marker(pytest.mark.grading)
             item.add_marker(pytest.mark.xdist_group("grading"))

@@ -14,12 +14,14 @@ buttons for a sample JupyterHub.
 
 The full edition is then opened in headless Chromium with the network off (``tests/_browser.py``):
 every chapter and solution page must typeset all of its mathematics, load all of its figures,
-log no error and offer its executed notebook for download. Full-page screenshots are kept in
-``_build/screenshots/``.
+log no error and offer its executed notebook for download. Screenshots of each page's first
+screen are kept in ``_build/screenshots/`` (whole pages with
+``RLFOUND_FULL_PAGE_SCREENSHOTS=1``).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
@@ -75,12 +77,14 @@ def strict_build(output: Path, *, student: bool, cache: Path, settings: dict | N
     return log
 
 
-@pytest.fixture(scope="module")
+# Session scope, not module scope: pytest-xdist may run another module's test between two of
+# this module's on the same worker, which would tear module fixtures down and build again.
+@pytest.fixture(scope="session")
 def execution_cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("jupyter-cache")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def full_build(tmp_path_factory, execution_cache) -> tuple[Path, str]:
     """The full edition (the one `make book` builds), into a temporary folder: (site, log)."""
     output = tmp_path_factory.mktemp("book")
@@ -88,12 +92,12 @@ def full_build(tmp_path_factory, execution_cache) -> tuple[Path, str]:
     return output / "_build" / "html", log
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def built_site(full_build) -> Path:
     return full_build[0]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def student_build(tmp_path_factory, execution_cache, full_build) -> tuple[Path, str]:
     """The student edition, built after the full one with the same execution cache, with
     launch buttons for a sample JupyterHub."""
@@ -185,8 +189,10 @@ def test_solutions_appendix_has_every_exercise_solution(built_site: Path):
         assert f'id="{label}"' in text, label
 
 
+@functools.lru_cache(maxsize=32)
 def soup_of(page: Path) -> BeautifulSoup:
-    return BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    """The parsed page, parsed once (read only: the tests that share it never change it)."""
+    return BeautifulSoup(page.resolve().read_text(encoding="utf-8"), "html.parser")
 
 
 def test_listings_are_trimmed_and_link_to_the_api_reference(built_site: Path):
@@ -400,7 +406,7 @@ BROWSER_PAGES = [
 SEARCH_TERM, SEARCH_PAGE = "Gymnasium", "chapters/04_critics_gae_timeouts"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser(request):
     """Headless Chromium over the full edition, served locally; skips without a browser."""
     reason = _browser.unavailable()
@@ -448,7 +454,7 @@ def test_search_finds_a_term_of_chapter_4(browser):
             "(links) => links.map((link) => link.href)"
         )
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "search.png"), full_page=True)
+        page.screenshot(path=str(SCREENSHOTS / "search.png"), full_page=browser.full_page)
     finally:
         page.close()
     assert not report.failed_requests and not report.console_errors, report

@@ -60,6 +60,7 @@ def session(tmp_path_factory):
         yield opened
 
 
+@pytest.mark.slow
 def test_a_correct_page_reports_nothing(session):
     report = session.inspect("good")
     assert report.console_errors == []
@@ -72,6 +73,7 @@ def test_a_correct_page_reports_nothing(session):
     assert (session.screenshots / "good.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_every_fault_of_a_page_is_reported(session):
     report = session.inspect("faulty")
     assert report.math["errors"] == [
@@ -93,6 +95,7 @@ def test_every_fault_of_a_page_is_reported(session):
     ), report.failed_requests
 
 
+@pytest.mark.slow
 def test_a_formula_without_mathjax_is_reported_untypeset(session):
     report = session.inspect("no-mathjax")
     assert not report.math["loaded"]

@@ -200,6 +200,7 @@ def bandit_curves():
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step", [25, 50])
 def test_baseline_shrinks_spread_across_seeds(bandit_curves, step):
     spread_none = bandit_curves[0.0, "none"][:, step].std()
@@ -207,6 +208,7 @@ def test_baseline_shrinks_spread_across_seeds(bandit_curves, step):
     assert spread_loo < 0.6 * spread_none
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("baseline", ["none", "leave_one_out"])
 def test_all_variants_reach_the_same_place_on_the_chapter_bandit(bandit_curves, baseline):
     final = bandit_curves[0.0, baseline][:, -1]
@@ -214,6 +216,7 @@ def test_all_variants_reach_the_same_place_on_the_chapter_bandit(bandit_curves, 
     assert final.mean() == pytest.approx(0.965, abs=0.01)
 
 
+@pytest.mark.slow
 def test_reward_shift_derails_plain_reinforce(bandit_curves):
     final_none = bandit_curves[SHIFT, "none"][:, -1]
     final_loo = bandit_curves[SHIFT, "leave_one_out"][:, -1]

@@ -264,6 +264,7 @@ def format_drift(baseline):
     return np.array(finals)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("baseline", ["none", "leave_one_out"])
 def test_every_sampled_run_learns_the_action(baseline):
     assert format_drift(baseline)[:, 0].min() > 0.99

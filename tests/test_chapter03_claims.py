@@ -287,6 +287,7 @@ def variance_by_turns():
     return {form: np.array(row) for form, row in totals.items()}, per_turn
 
 
+@pytest.mark.slow
 def test_figure_variance_by_number_of_turns_matches_the_printed_table(variance_by_turns):
     totals, _ = variance_by_turns
     printed = {
@@ -298,6 +299,7 @@ def test_figure_variance_by_number_of_turns_matches_the_printed_table(variance_b
         np.testing.assert_allclose(totals[form], row, atol=0.006)
 
 
+@pytest.mark.slow
 def test_figure_variance_by_turn_matches_the_printed_table(variance_by_turns):
     _, per_turn = variance_by_turns
     printed = {
@@ -309,11 +311,13 @@ def test_figure_variance_by_turn_matches_the_printed_table(variance_by_turns):
         np.testing.assert_allclose(per_turn[form], row, atol=0.006)
 
 
+@pytest.mark.slow
 def test_with_one_turn_the_two_forms_coincide(variance_by_turns):
     totals, _ = variance_by_turns
     assert totals["total"][0] == pytest.approx(totals["to-go"][0], abs=1e-12)
 
 
+@pytest.mark.slow
 def test_at_seven_turns_total_return_is_twice_and_fifteen_times_noisier(variance_by_turns):
     totals, _ = variance_by_turns
     assert np.all(totals["total"][1:] > totals["to-go"][1:])
@@ -322,6 +326,7 @@ def test_at_seven_turns_total_return_is_twice_and_fifteen_times_noisier(variance
     assert totals["total"][-1] / totals["baseline"][-1] > 15  # "more than fifteen times"
 
 
+@pytest.mark.slow
 def test_late_turns_are_quiet_only_with_the_reward_to_go(variance_by_turns):
     _, per_turn = variance_by_turns
     assert np.all(np.diff(per_turn["to-go"]) < 0) and np.all(np.diff(per_turn["baseline"]) < 0)

@@ -346,16 +346,19 @@ def exact_gradient_variances(full_episodes):
     return variances
 
 
+@pytest.mark.slow
 def test_figure_critic_lambda_variance_rises_with_lambda(exact_gradient_variances):
     for c in OPTIMISMS:
         assert np.all(np.diff(exact_gradient_variances[c]) > 0)
 
 
+@pytest.mark.slow
 def test_figure_critic_lambda_variance_rises_with_the_critic_error(exact_gradient_variances):
     by_critic = np.array([exact_gradient_variances[c] for c in OPTIMISMS])
     assert np.all(np.diff(by_critic, axis=0) > 0)  # at every lambda
 
 
+@pytest.mark.slow
 def test_figure_critic_lambda_best_lambda_moves_toward_one(exact_gradient_variances):
     best = {}
     for c in OPTIMISMS:
@@ -523,12 +526,14 @@ def variance_by_length():
     return table
 
 
+@pytest.mark.slow
 def test_figure_token_critic_copying_variance_grows_with_every_token(variance_by_length):
     for name in ESTIMATORS[:4]:
         assert np.all(np.diff([variance_by_length[n][name] for n in range(2, 8)]) > 0)
     assert variance_by_length[7]["outcome copied"] == pytest.approx(0.9508, abs=5e-5)
 
 
+@pytest.mark.slow
 def test_figure_token_critic_lambda_zero_hardly_grows(variance_by_length):
     lambda_zero = [variance_by_length[n]["critic, lambda = 0.0"] for n in range(2, 8)]
     assert max(lambda_zero[1:]) - min(lambda_zero[1:]) < 0.005  # from L = 3 on
@@ -699,6 +704,7 @@ def trained():
     }
 
 
+@pytest.mark.slow
 def test_bootstrapped_truncation_recovers_the_true_critic(trained):
     for h, lam in itertools.product(range(3, 13), (0.0, JOB_LAM)):
         critic, preference = trained[h, lam, False]
@@ -706,6 +712,7 @@ def test_bootstrapped_truncation_recovers_the_true_critic(trained):
         assert preference == pytest.approx(JOB_PREFERENCE, abs=1e-8)
 
 
+@pytest.mark.slow
 def test_timeouts_marked_terminal_shrink_the_critic_4_to_22_times(trained):
     ratios = [
         JOB_V[HUB] / trained[h, lam, True][0][HUB] for h in range(3, 13) for lam in (0.0, JOB_LAM)
@@ -715,12 +722,14 @@ def test_timeouts_marked_terminal_shrink_the_critic_4_to_22_times(trained):
     assert trained[5, 0.0, True][0][HUB] == pytest.approx(2.7013, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_timeouts_marked_terminal_flip_the_one_step_preference_up_to_nine_steps(trained):
     flipped = [h for h in range(3, 13) if trained[h, 0.0, True][1] < 0]
     assert flipped == list(range(3, 10))
     assert trained[5, 0.0, True][1] == pytest.approx(-0.2647, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_timeouts_marked_terminal_shrink_but_keep_the_lambda_095_preference(trained):
     for h in range(3, 13):
         assert 0 < trained[h, JOB_LAM, True][1] < JOB_PREFERENCE

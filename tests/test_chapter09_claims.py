@@ -316,6 +316,7 @@ def fitted_critic(rng, policy, count):
     return np.where(visits > 0, totals / np.maximum(visits, 1), 0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("policy", "count", "wrong_sign", "tol"),
     [(POLICY, 16, 0.108, 0.025), (OLD_POLICY, 16, 0.237, 0.03), (OLD_POLICY, 256, 0.0, 0.002)],
@@ -568,6 +569,7 @@ def test_the_manager_returns_example():
     np.testing.assert_allclose([g1, g2, g3], [flat[0], flat[2], flat[3]], atol=1e-12)
 
 
+@pytest.mark.slow
 def test_the_boundaries_table():
     one_step = options(lambda i: np.ones(4))
     overlong = options(lambda i: STAGE_TERMINAL.astype(float))
@@ -652,6 +654,7 @@ def snr_values():
     return {kind: simulated_snr(kind, 6000, rng) for kind in ("flat", "subgoal", "one-step")}
 
 
+@pytest.mark.slow
 def test_the_signal_to_noise_table(snr_values):
     """The chapter printed 0.053, 0.160, 0.102 from 4000 episodes each; an independent
     simulation of 6000 agrees within the sampling error (a few percent of each)."""

@@ -522,6 +522,7 @@ def collapse():
     return {coef: np.array([collapse_run(seed, coef) for seed in range(5)]) for coef in (0.0, 0.2)}
 
 
+@pytest.mark.slow
 def test_fig_entropy_collapse_without_a_bonus(collapse):
     logs = collapse[0.0]
     start, end = logs[:, 0].mean(axis=0), logs[:, -1].mean(axis=0)
@@ -531,6 +532,7 @@ def test_fig_entropy_collapse_without_a_bonus(collapse):
     assert end[4] == pytest.approx(0.997, abs=5e-4)
 
 
+@pytest.mark.slow
 def test_fig_entropy_collapse_with_a_bonus(collapse):
     logs = collapse[0.2]
     start, end = logs[:, 0].mean(axis=0), logs[:, -1].mean(axis=0)
@@ -542,6 +544,7 @@ def test_fig_entropy_collapse_with_a_bonus(collapse):
         assert final[1] < 0.25 * start[1] and final[0] > 0.6 * start[0]
 
 
+@pytest.mark.slow
 def test_the_groups_end_with_one_strategy_and_little_variance(collapse):
     for coef, (unique, variance) in {0.0: (1.05, 0.0024), 0.2: (1.27, 0.0100)}.items():
         late = collapse[coef][:, -50:]

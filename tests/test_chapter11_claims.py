@@ -214,6 +214,7 @@ def test_the_average_bandit_policy_approaches_the_linear_program(bandit_run):
     np.testing.assert_allclose(average, [0.0024, 0.756, 0.2405, 0.0011], atol=5e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.equation("eq-primal-dual")
 def test_the_library_run_of_the_chapter_matches_the_hand_loop(bandit_run):
     _, nus, costs = bandit_run
@@ -277,6 +278,7 @@ def linear_program():
     return occupancy_lp_by_hand(TRANSITION, REWARD, [COST], [0.5], INITIAL, 1.0, TERMINAL)
 
 
+@pytest.mark.slow
 def test_the_constrained_optimum_of_the_two_step_task(linear_program):
     value, occupancy, duals = linear_program
     assert value == pytest.approx(0.64333, abs=5e-6)
@@ -290,6 +292,7 @@ def test_the_constrained_optimum_of_the_two_step_task(linear_program):
     assert values(full)[2] == pytest.approx(1 / 60, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_the_optimum_randomizes_in_exactly_one_state(linear_program):
     _, occupancy, _ = linear_program
     mixed = [(occupancy[s] > 1e-9).sum() > 1 for s in (TRIAGE, FIX)]
@@ -324,6 +327,7 @@ def agent_runs():
     return runs
 
 
+@pytest.mark.slow
 def test_the_trainers_order_converges_on_average(agent_runs, linear_program):
     value, occupancy, duals = linear_program
     thetas, nus, rewards, costs = agent_runs["multiplier_first"]
@@ -345,6 +349,7 @@ def test_the_trainers_order_converges_on_average(agent_runs, linear_program):
     assert np.mean(nus[tail] == 0.0) == pytest.approx(0.04, abs=0.005)
 
 
+@pytest.mark.slow
 def test_the_simultaneous_order_stays_below_the_budget(agent_runs):
     _, nus, rewards, costs = agent_runs["simultaneous"]
     tail = slice(4000, None)

@@ -273,6 +273,7 @@ def check_step_by_loops(table, batch, kwargs):
     assert table["lag/steps_max"] == kwargs["learner_version"] - min(versions)
 
 
+@pytest.mark.slow
 def test_the_recorded_batches_give_the_printed_diagnostics(simulation):
     runs, recorded = simulation
     for name in recorded:
@@ -282,6 +283,7 @@ def test_the_recorded_batches_give_the_printed_diagnostics(simulation):
             check_step_by_loops(runs[name][step], batch, kwargs)
 
 
+@pytest.mark.slow
 def test_failure_1_the_easy_curriculum_goes_silent(simulation):
     runs, _ = simulation
     easy, adaptive = runs["easy"], runs["adaptive"]
@@ -297,6 +299,7 @@ def test_failure_1_the_easy_curriculum_goes_silent(simulation):
     assert adaptive[-1]["group/all_equal_fraction"] > adaptive[10]["group/all_equal_fraction"]
 
 
+@pytest.mark.slow
 def test_failure_2_a_flat_loss_hides_exploding_ratios(simulation):
     runs, _ = simulation
     stuck, clean = runs["stuck worker"], runs["adaptive"]
@@ -315,6 +318,7 @@ def test_failure_2_a_flat_loss_hides_exploding_ratios(simulation):
     assert stuck[-1]["eval/longest_task"] < 0.6 * clean[-1]["eval/longest_task"]
 
 
+@pytest.mark.slow
 def test_failure_3_a_good_mean_with_a_heavy_tail(simulation):
     runs, recorded = simulation
     run = runs["shortcuts"]

@@ -732,6 +732,7 @@ def test_the_batch_estimate_is_the_mean_of_the_one_episode_estimates():
         )
 
 
+@pytest.mark.slow
 def test_training_curves(training_curves):
     table = {  # mean J after 25, 50, 300 steps; std at 50
         "plain REINFORCE": (0.708, 0.796, 0.894, 0.075),

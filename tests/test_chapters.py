@@ -221,6 +221,7 @@ def test_library_docstrings_name_equations_that_exist():
     assert not missing, "docstrings cite equations the book does not have:\n" + "\n".join(missing)
 
 
+@pytest.mark.slow
 def test_the_listing_directive_renders_the_code_and_the_link(tmp_path: Path):
     """A two-object Sphinx project: a listing with its options, and the function's entry."""
     (tmp_path / "conf.py").write_text(

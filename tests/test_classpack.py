@@ -77,6 +77,7 @@ def solution_regions(source: str) -> list[list[str]]:
     return regions
 
 
+@pytest.mark.slow
 def test_a_student_pack_holds_every_chapter_data_file_and_starter(student_pack):
     names = {ex.id.replace("-", "_") for ex in EXERCISES.values()}
     expected = (
@@ -90,6 +91,7 @@ def test_a_student_pack_holds_every_chapter_data_file_and_starter(student_pack):
     assert (student_pack / "chapters" / "data" / data.name).read_bytes() == data.read_bytes()
 
 
+@pytest.mark.slow
 def test_the_chapters_are_the_books_pages_as_notebooks(student_pack):
     for page in CHAPTER_PAGES:
         notebook = nbformat.read(student_pack / "chapters" / f"{page.stem}.ipynb", as_version=4)
@@ -124,6 +126,7 @@ def sphinx_listing(page: Path, relative: str, options_text: str) -> str:
     return text.rstrip("\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", CHAPTER_PAGES + SOLUTION_PAGES, ids=lambda p: p.stem)
 def test_every_listing_is_the_code_sphinx_shows(page, teaching_pack):
     folder = "chapters" if page.parent.name == "chapters" else classpack.SOLUTIONS
@@ -141,6 +144,7 @@ def test_every_listing_is_the_code_sphinx_shows(page, teaching_pack):
         assert f"```python\n{shown}\n```" in markdown, (page.name, object_path)
 
 
+@pytest.mark.slow
 def test_the_starters_are_the_starters(student_pack):
     for exercise in EXERCISES.values():
         name = exercise.id.replace("-", "_")
@@ -176,6 +180,7 @@ def long_solution_regions() -> list[tuple[str, str]]:
     ]
 
 
+@pytest.mark.slow
 def test_a_student_pack_holds_no_solution_text(student_pack):
     regions = long_solution_regions()
     assert len(regions) >= len(EXERCISES)
@@ -186,11 +191,13 @@ def test_a_student_pack_holds_no_solution_text(student_pack):
     assert not (student_pack / classpack.SOLUTIONS).exists()
 
 
+@pytest.mark.slow
 def test_the_solution_text_check_finds_the_teaching_packs_solutions(teaching_pack):
     lines = pack_lines(teaching_pack)
     assert all(region in lines for _, region in long_solution_regions())
 
 
+@pytest.mark.slow
 def test_a_teaching_pack_adds_the_solutions_in_their_own_folder(student_pack, teaching_pack):
     added = files_of(teaching_pack) - files_of(student_pack)
     references = {p.name for p in BOOK_SOLUTIONS.glob("*.py") if p.name != "__init__.py"}
@@ -209,6 +216,7 @@ def test_a_teaching_pack_adds_the_solutions_in_their_own_folder(student_pack, te
     assert classpack.SOLUTIONS not in (student_pack / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_used_folder_is_never_overwritten_without_force(tmp_path, capsys):
     folder = tmp_path / "course"
     folder.mkdir()
@@ -228,6 +236,7 @@ def test_a_used_folder_is_never_overwritten_without_force(tmp_path, capsys):
     assert write(tmp_path / "empty") == 0
 
 
+@pytest.mark.slow
 def test_force_replaces_the_pack_and_keeps_the_rest(tmp_path, student_pack):
     folder = tmp_path / "course"
     assert write(folder, "--with-solutions") == 0
@@ -245,6 +254,7 @@ def bash_blocks(readme: str) -> list[list[str]]:
     ]
 
 
+@pytest.mark.slow
 def test_the_student_readme_commands(student_pack):
     """The README's commands name files of the pack and do what it says they do."""
     readme = (student_pack / "README.md").read_text(encoding="utf-8")
@@ -290,6 +300,7 @@ def execute(notebook_path: Path) -> nbformat.NotebookNode:
     return notebook
 
 
+@pytest.mark.slow
 @pytest.mark.book
 def test_a_chapter_that_reads_data_runs_from_the_pack(student_pack):
     notebook = execute(student_pack / "chapters" / "12_estimator_diagnostics.ipynb")
@@ -300,6 +311,7 @@ def test_a_chapter_that_reads_data_runs_from_the_pack(student_pack):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.book
 def test_a_solution_notebook_runs_from_the_teaching_folder(teaching_pack):
     execute(teaching_pack / classpack.SOLUTIONS / "12_estimator_diagnostics.ipynb")

@@ -355,6 +355,7 @@ def test_primal_dual_with_zero_steps_returns_the_start():
     assert history.cost_values.tolist() == [0.5]
 
 
+@pytest.mark.slow
 def test_primal_dual_handles_two_constraints():
     q = np.array([0.0, 1.0, 2.0])
     costs = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
@@ -381,6 +382,7 @@ def test_primal_dual_names_the_oracle_when_it_returns_garbage():
         constrained.primal_dual(lambda t: bad_shape, [0.0], 0.0, 0.1, 1.0, 1.0, 2)
 
 
+@pytest.mark.slow
 def test_primal_dual_converges_on_average_to_the_linear_program_on_the_two_step_task():
     """The chapter's claim: the tail-averaged occupancy measure of the trainers' order
     approaches the optimum of the occupancy LP written here with loops. The oracle is the

@@ -331,6 +331,7 @@ def branch_moments(transition, reward, policy, gamma, terminal, state, action, h
     return mean_q - mean_v, second_q - mean_q**2 + var_v
 
 
+@pytest.mark.slow
 @pytest.mark.equation("eq-branch-advantage", "eq-branch-variance")
 @pytest.mark.parametrize(("state", "action"), [(0, TOOL), (0, TEXT), (2, TOOL), (3, TOOL)])
 def test_branch_advantage_is_unbiased_with_the_predicted_variance(state, action):

@@ -765,6 +765,7 @@ def test_report_values_are_python_floats():
 # --- plotting -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_importing_the_module_does_not_import_matplotlib():
     code = "import sys, rlfound.diagnostics; print('matplotlib' in sys.modules)"
     result = subprocess.run(

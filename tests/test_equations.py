@@ -147,6 +147,7 @@ def test_the_role_is_a_local_extension():
     assert any(isinstance(node, ast.FunctionDef) and node.name == "setup" for node in tree.body)
 
 
+@pytest.mark.slow
 def test_the_role_names_the_test_and_warns_about_an_unchecked_label(tmp_path):
     """A small Sphinx project with the extension: the note is rendered, an unknown label warns."""
     from sphinx.application import Sphinx

@@ -140,6 +140,7 @@ def alt_text(metadata: dict) -> object:
     return metadata.get("mystnb", {}).get("image", {}).get("alt")
 
 
+@pytest.mark.slow
 def test_the_rule_finds_the_figures():
     drawn = [draws for path in NOTEBOOKS for _, draws, _ in drawing_cells(path)]
     # Every chapter has at least one figure (the developers' guide asks for it).

@@ -41,6 +41,7 @@ def notebook_json(*sources: str) -> str:
     return nbformat.writes(notebook)
 
 
+@pytest.mark.slow
 def test_a_notebook_runs_in_a_fresh_kernel_started_in_its_folder(tmp_path):
     folder = tmp_path / "chapters"
     folder.mkdir()
@@ -65,6 +66,7 @@ def test_a_notebook_runs_in_a_fresh_kernel_started_in_its_folder(tmp_path):
     assert result["wall_seconds"] >= max(seconds for _, seconds, _ in result["cells"])
 
 
+@pytest.mark.slow
 def test_a_failing_cell_returns_the_error_and_no_notebook(tmp_path):
     result = execution.execute_notebook(
         notebook_json("x = 1", "raise RuntimeError('cell failed')", "never = 2"),
@@ -150,6 +152,7 @@ def test_without_the_cache_mode_the_extension_does_nothing(book):
     assert not cache.exists()
 
 
+@pytest.mark.slow
 def test_the_build_time_benchmark_times_each_notebook(book):
     (book.chapters / "one.md").write_text(
         NOTEBOOK_HEADER + "# One\n\n```{code-cell} ipython3\nprint(open('data.csv').read())\n```\n",

@@ -408,6 +408,7 @@ def test_hierarchical_equals_nested_means_by_dictionary(batch):
     )
 
 
+@pytest.mark.slow
 @given(batch=multi_turn_batches())
 def test_hierarchical_weights_reproduce_the_aggregate_and_give_each_task_the_same_share(batch):
     loss, mask, turn_ids, task_ids = batch

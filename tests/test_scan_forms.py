@@ -149,6 +149,7 @@ def test_with_no_boundary_and_no_discount_the_sums_are_reverse_cumulative_sums(s
     np.testing.assert_array_equal(discounted_cumsum(terms, 1.0, method="banded"), exact)
 
 
+@pytest.mark.slow
 def test_long_streams_with_factors_near_one_agree_and_do_not_underflow():
     # γλ^t underflows to 0 within a few thousand steps; a form that divided a cumulative sum
     # by it would return inf or nan here. 10^5 steps with a factor just below 1.

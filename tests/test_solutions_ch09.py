@@ -228,6 +228,7 @@ def test_the_lossy_snapshot_biases_and_updates():
     assert adv[3, TEXT] == 0.0 and adv[3, TOOL] == 0.0  # zero in truth
 
 
+@pytest.mark.slow
 def test_the_process_reward_threshold():
     transition, outcome, terminal, _ = tool_task(actions=3)
     scores = np.array([0.2, 0.2, 1.0])

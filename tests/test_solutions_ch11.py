@@ -307,6 +307,7 @@ def test_the_bilinear_game():
     assert np.linalg.norm(np.mean(points, axis=0)) == pytest.approx(0.0092, abs=5e-5)
 
 
+@pytest.mark.slow
 def test_the_clipping_identity_of_the_two_runs():
     """mean(J_C - C_max) = (nu_K - nu_0)/K - (clipped)/K, and the numbers of the page."""
 

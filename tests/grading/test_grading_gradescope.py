@@ -97,6 +97,7 @@ def autograder(tmp_path_factory):
     return root, script
 
 
+@pytest.mark.slow
 def test_a_correct_submission_scores_full_marks(autograder):
     root, script = autograder
     document = grade_in(root, script, {"my_gae.py": REFERENCE_GAE, "README.md": "hello"})
@@ -105,6 +106,7 @@ def test_a_correct_submission_scores_full_marks(autograder):
     assert all(t["status"] == "passed" for t in document["tests"] if "status" in t)
 
 
+@pytest.mark.slow
 def test_a_wrong_submission_scores_less(autograder):
     root, script = autograder
     document = grade_in(root, script, {"my_gae.py": BUGGY_GAE})
@@ -113,6 +115,7 @@ def test_a_wrong_submission_scores_less(autograder):
     assert "recursive-random" in failed and "explicit-random" not in failed
 
 
+@pytest.mark.slow
 def test_a_link_in_the_upload_is_never_followed(autograder):
     """An upload holding a link to the reference solution next to the grader (a GitHub
     submission can hold links) is graded on its regular files only."""
@@ -133,6 +136,7 @@ def test_a_link_in_the_upload_is_never_followed(autograder):
     )
 
 
+@pytest.mark.slow
 def test_the_copy_in_the_source_folder_finds_the_same_folders(autograder):
     """run_autograder also works where the zip put it (/autograder/source/run_autograder)."""
     root, _ = autograder
@@ -140,6 +144,7 @@ def test_the_copy_in_the_source_folder_finds_the_same_folders(autograder):
     assert document["score"] == 11
 
 
+@pytest.mark.slow
 def test_an_instructors_exercise_is_bundled_with_its_solution(tmp_path):
     write_instructor_exercise(tmp_path / "mine")
     bundle = build(tmp_path, "double-it", "--exercises", str(tmp_path / "mine"))

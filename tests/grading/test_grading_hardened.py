@@ -67,6 +67,9 @@ from rlfound.grading.cgroups import NO_CGROUPS_VARIABLE
 from rlfound.grading.sandbox import NO_BWRAP_VARIABLE
 from rlfound.grading.starter import starter_source
 
+#: Every test here grades a whole class, 10 to 35 seconds each: left out of make test-fast.
+pytestmark = pytest.mark.slow
+
 EXERCISE = load_exercises()["gae-recursion"]
 FULL = EXERCISE.max_score
 REFERENCE = (REPO / "solutions" / "gae_recursion.py").read_text()

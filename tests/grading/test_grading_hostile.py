@@ -136,6 +136,7 @@ def _assert_graded(name, result, failures=None):
         assert MESSAGES[name] in messages
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED_FAILURES))
 def test_hostile_submission_default_mode(default_batch, name):
     results, out_dir, marker, leftovers = default_batch
@@ -149,6 +150,7 @@ def test_hostile_submission_default_mode(default_batch, name):
     assert leftovers == []
 
 
+@pytest.mark.slow
 def test_forged_frames_gain_nothing(default_batch):
     results, *_ = default_batch
     result = results["fake_results_json"]
@@ -157,6 +159,7 @@ def test_forged_frames_gain_nothing(default_batch):
     assert result.score <= EXERCISE.max_score - 1
 
 
+@pytest.mark.slow
 def test_batch_report_is_complete(default_batch):
     results, out_dir, _, _ = default_batch
     with open(out_dir / "grades.csv", newline="") as sheet:
@@ -168,6 +171,7 @@ def test_batch_report_is_complete(default_batch):
     assert rows["starter"]["score"] == "0"
 
 
+@pytest.mark.slow
 def test_output_is_capped(default_batch):
     results, out_dir, _, _ = default_batch
     feedback = (out_dir / "stdout_flood" / "feedback.md").read_text()
@@ -217,6 +221,7 @@ STRONG = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "mode",
     [pytest.param("strong", marks=requires_bwrap), pytest.param("user", marks=requires_user_mode)],
@@ -229,6 +234,7 @@ def test_hostile_submissions_kernel_modes(tmp_path, mode):
     assert leftover_processes(tokens) == []
 
 
+@pytest.mark.slow
 def test_a_submission_cannot_kill_the_grader(tmp_path):
     """Run the real command, so that a successful attack would kill it, not pytest."""
     paths = copy_hostile(["kill_parent"], tmp_path / "in", out_dir=tmp_path, marker=tmp_path)

@@ -229,6 +229,7 @@ def test_remove_tree_removes_whatever_a_submission_left(tmp_path):
     assert os.path.exists("/")  # the links to / were removed, not followed
 
 
+@pytest.mark.slow
 def test_remove_tree_as_an_unprivileged_user(tmp_path):
     """The owner of a tree without permissions (not root, who may bypass them) removes it."""
     prefix, reason = non_root_runner()
@@ -295,6 +296,7 @@ def busy(seconds):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["default", Grader(EXERCISE).mode])
 def test_the_time_limit_counts_the_submissions_cpu(mode):
     """A check may wait (a busy machine, a sleep) for as long as the wall-clock backstop

@@ -93,6 +93,7 @@ def lines_of(out: str, status: str) -> list[str]:
     return [line[len(status) + 2 :] for line in out.splitlines() if line.startswith(status)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exercise_id", IDS)
 def test_every_built_in_specification_verifies(capsys, exercise_id):
     status, out, _ = verify(capsys, exercise_id)
