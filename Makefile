@@ -10,11 +10,10 @@ BOOK_FLAGS := -W -n --keep-going
 PDF_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 	texlive-fonts-recommended fonts-freefont-otf latexmk
 
-# pytest-xdist processes: one per CPU; tests/conftest.py keeps the book's builds on one of them
-# (the build itself executes notebooks on every CPU). The grader's tests run after them, in one
-# process: they create users, scan every process on the machine, and time submissions by the
-# wall clock, which a machine busy with a book build would make unfair to them. Its install
-# tests (a wheel or setup.sh in a fresh environment) time nothing: they run with the rest.
+# pytest-xdist processes: one per CPU. tests/conftest.py keeps the book's tests on one of them
+# (their builds execute notebooks on every CPU, at a lower priority) and the grader's tests on
+# one (they create users, scan every process on the machine and time submissions by the wall
+# clock, so no two of them may run at once); the other tests are spread over both.
 PYTEST_JOBS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_JOBS) --dist loadgroup
 
@@ -68,13 +67,11 @@ format: $(STAMP)
 
 # The PDF build (make test-pdf) is left out: it executes every chapter once more, for LaTeX.
 test: lint
-	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not pdf and (install or not grading)"
-	$(BIN)/pytest -m "not pdf and grading and not install" tests/grading
+	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not pdf"
 
 # The edit-test loop, in one parallel run: no book builds, no install tests, no test marked
 # slow (half a second or more: chapter-scale computations, whole classes graded), and ten
-# examples per property instead of fifty. The grader's quick tests share it: the machine then
-# runs two test processes, not a book build.
+# examples per property instead of fifty.
 test-fast: lint
 	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not book and not install and not pdf and not slow" \
 	  --hypothesis-profile=fast

@@ -34,8 +34,7 @@ settings.register_profile(
 settings.load_profile("rlfound")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
+def pytest_itemcollected(item):
     """Mark the grader's tests ``grading``, and keep the tests that must not run side by side
     on one pytest-xdist worker each.
 
@@ -44,12 +43,13 @@ def pytest_collection_modifyitems(config, items):
     worker process on the machine: they run one after the other on one worker, as they would
     without xdist. The book's tests share session fixtures (two builds against one execution
     cache) that must be built once: they run on one worker too. The other tests are spread.
-    Runs first, so that ``-m grading`` selects by the mark it adds.
+    The marks are added as each test is collected: pytest-xdist reads the groups, and ``-m``
+    the ``grading`` mark, once collection is over (a ``pytest_collection_modifyitems`` here
+    could run after pytest-xdist's, which would then see no group).
     """
-    grading = config.rootpath / "tests" / "grading"
-    for item in items:
-        if item.get_closest_marker("book") is not None:
-            item.add_marker(pytest.mark.xdist_group("book"))
-        elif Path(item.path).is_relative_to(grading):
-            item.add_marker(pytest.mark.grading)
-            item.add_marker(pytest.mark.xdist_group("grading"))
+    grading = item.config.rootpath / "tests" / "grading"
+    if item.get_closest_marker("book") is not None:
+        item.add_marker(pytest.mark.xdist_group("book"))
+    elif Path(item.path).is_relative_to(grading):
+        item.add_marker(pytest.mark.grading)
+        item.add_marker(pytest.mark.xdist_group("grading"))

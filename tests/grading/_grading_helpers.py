@@ -13,6 +13,7 @@ import subprocess
 import sys
 import sysconfig
 import textwrap
+import time
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -80,9 +81,21 @@ class Started:
     namespace: str | None
 
 
-def leftover_processes(records) -> list[int]:
+def leftover_processes(records, *, settle: float = 5.0) -> list[int]:
     """Processes of the workers started by this test that are still alive, found by token, by
-    worker user and by PID namespace."""
+    worker user and by PID namespace.
+
+    A process the grader has killed can take a moment to be gone on a busy machine (the
+    kernel first frees its memory, its parent then reaps it), and it runs no code meanwhile:
+    one that is still there after ``settle`` seconds was left behind.
+    """
+    deadline = time.monotonic() + settle
+    while (found := _live_processes(records)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return found
+
+
+def _live_processes(records) -> list[int]:
     records = [r if isinstance(r, Started) else Started(r, None, None) for r in records]
     wanted = {f"{TOKEN_VARIABLE}={r.token}".encode() for r in records if r.token}
     found = {pid for pid, _, environ in _worker_processes() if wanted.intersection(environ)}
