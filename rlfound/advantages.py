@@ -24,7 +24,7 @@ from rlfound._validation import (
     check_values_for_rewards,
     finite_output,
 )
-from rlfound.returns import BlockWriter, _banded_scan, _scan_method, discounted_cumsum
+from rlfound.returns import _banded_scan, _BlockWriter, _scan_method, discounted_cumsum
 
 __all__ = ["gae_explicit", "gae_recursive", "k_step_advantages", "packed_gae", "td_errors"]
 
@@ -361,8 +361,8 @@ def _packed_gae_blocks(
     ends: np.ndarray,
     gamma: float,
     lam: float,
-) -> BlockWriter:
-    """The :data:`~rlfound.returns.BlockWriter` of :func:`packed_gae`.
+) -> _BlockWriter:
+    """The ``_BlockWriter`` (:mod:`rlfound.returns`) of :func:`packed_gae`.
 
     The clear form's TD errors and factors a block at a time, with its arithmetic
     (r_t + γ V_next,t - V(s_t), the bootstrap 0 at terminated steps), so the TD errors are

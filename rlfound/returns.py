@@ -137,10 +137,10 @@ _BLOCK = 2**16
 #: ``write_block(start, end, terms, negated_factors)`` writes x_t and -c_t of the flattened
 #: steps ``start`` to ``end - 1`` into two float arrays of length ``end - start``; the
 #: second is a strided view into the band of the triangular system, which holds -c_t.
-BlockWriter = Callable[[int, int, np.ndarray, np.ndarray], None]
+_BlockWriter = Callable[[int, int, np.ndarray, np.ndarray], None]
 
 
-def _banded_scan(shape: tuple[int, ...], write_block: BlockWriter) -> np.ndarray:
+def _banded_scan(shape: tuple[int, ...], write_block: _BlockWriter) -> np.ndarray:
     """The sums y_t = x_t + c_t y_{t+1} of arrays of ``shape``, by compiled triangular solves.
 
     Read as a linear system, the scan y_t - c_t y_{t+1} = x_t is (I - C S) y = x with S the
@@ -152,7 +152,7 @@ def _banded_scan(shape: tuple[int, ...], write_block: BlockWriter) -> np.ndarray
     cancel).
 
     All rows are one stream, built and solved a block of steps at a time from the end by
-    ``write_block`` (see :data:`BlockWriter`); the terms are written where their sums will
+    ``write_block`` (see ``_BlockWriter``); the terms are written where their sums will
     be. The superdiagonal is 0 wherever a row starts, so no sum runs from one row into the
     row before it, and the sum after a block enters it as the loop would add it,
     x_t + c_t y_{t+1} at the block's last step, before the block is solved.
@@ -185,8 +185,8 @@ def _banded_scan(shape: tuple[int, ...], write_block: BlockWriter) -> np.ndarray
     return sums.reshape(shape)
 
 
-def _copied_blocks(terms: np.ndarray, discounts: np.ndarray) -> BlockWriter:
-    """The :data:`BlockWriter` of :func:`discounted_cumsum`: blocks of its two arrays."""
+def _copied_blocks(terms: np.ndarray, discounts: np.ndarray) -> _BlockWriter:
+    """The ``_BlockWriter`` of :func:`discounted_cumsum`: blocks of its two arrays."""
     flat_terms, flat_discounts = terms.reshape(-1), discounts.reshape(-1)
 
     def write_block(start: int, end: int, block_terms: np.ndarray, negated_factors: np.ndarray):
@@ -342,8 +342,8 @@ def packed_discounted_returns(
 
 def _packed_return_blocks(
     rewards: np.ndarray, next_values: np.ndarray, cut: np.ndarray, ends: np.ndarray, gamma: float
-) -> BlockWriter:
-    """The :data:`BlockWriter` of :func:`packed_discounted_returns`.
+) -> _BlockWriter:
+    """The ``_BlockWriter`` of :func:`packed_discounted_returns`.
 
     The clear form's terms and factors a block at a time, with its arithmetic (r_t plus
     γ V_next,t at the cut steps only), so the terms are the same numbers bit for bit.

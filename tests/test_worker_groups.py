@@ -14,12 +14,15 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests._book import ROOT
 
 MODULES = ["tests/grading/test_grading_spec.py", "tests/grading/test_grading_compare.py"]
 RESULT = re.compile(r"^\[(gw\d+)\] .*PASSED (\S+)", re.MULTILINE)
 
 
+@pytest.mark.slow
 def test_the_graders_tests_run_on_one_worker_in_a_parallel_run():
     completed = subprocess.run(
         [

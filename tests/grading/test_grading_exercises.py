@@ -65,6 +65,7 @@ def test_derivations_are_marked_for_manual_grading():
     assert EXERCISES["importance-sampling"].manual_points > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exercise_id", IDS)
 @pytest.mark.parametrize("notebook", [False, True], ids=["py", "ipynb"])
 def test_reference_scores_full_marks_and_starter_zero(tmp_path, exercise_id, notebook):
@@ -86,6 +87,7 @@ def test_reference_scores_full_marks_and_starter_zero(tmp_path, exercise_id, not
     assert all("NotImplementedError" in c.message for c in zero.checks)
 
 
+@pytest.mark.slow
 @requires_bwrap
 @pytest.mark.parametrize("exercise_id", IDS)
 def test_reference_scores_full_marks_in_strong_mode(exercise_id):
