@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from rlfound import _scan
 from rlfound._validation import (
     as_float_array,
     as_float_array_like,
@@ -24,7 +25,7 @@ from rlfound._validation import (
     check_values_for_rewards,
     finite_output,
 )
-from rlfound.returns import _banded_scan, _BlockWriter, _scan_method, discounted_cumsum
+from rlfound.returns import discounted_cumsum
 
 __all__ = ["gae_explicit", "gae_recursive", "k_step_advantages", "packed_gae", "td_errors"]
 
@@ -342,9 +343,9 @@ def packed_gae(
     lam = check_unit_interval(lam, "lam")
 
     ends = terminated | truncated
-    if _scan_method(method, rewards.shape) == "banded":  # the same numbers, faster
+    if _scan.scan_method(method, rewards.shape) == "banded":  # the same numbers, faster
         blocks = _packed_gae_blocks(rewards, values, next_values, terminated, ends, gamma, lam)
-        return _banded_scan(rewards.shape, blocks)
+        return _scan.banded_scan(rewards.shape, blocks)
 
     # A true terminal state has no future value; every other step bootstraps.
     deltas = rewards + gamma * np.where(terminated, 0.0, next_values) - values
@@ -361,8 +362,8 @@ def _packed_gae_blocks(
     ends: np.ndarray,
     gamma: float,
     lam: float,
-) -> _BlockWriter:
-    """The ``_BlockWriter`` (:mod:`rlfound.returns`) of :func:`packed_gae`.
+) -> _scan.BlockWriter:
+    """The ``BlockWriter`` (``rlfound._scan``) of :func:`packed_gae`.
 
     The clear form's TD errors and factors a block at a time, with its arithmetic
     (r_t + γ V_next,t - V(s_t), the bootstrap 0 at terminated steps), so the TD errors are

@@ -12,17 +12,13 @@ its fast form, a banded triangular solve.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.linalg import blas
 
+from rlfound import _scan
 from rlfound._validation import (
     as_float_array,
     as_float_array_like,
-    check_choice,
     check_episode_flags,
     check_shape,
     check_unit_interval,
@@ -94,8 +90,8 @@ def discounted_cumsum(
     if discounts.ndim > 0:
         check_shape(discounts, "discounts", terms.shape, "the shape of terms (or no axes)")
     discounts = np.broadcast_to(discounts, terms.shape)  # a scalar: the same c every step
-    if _scan_method(method, terms.shape) == "banded":  # the same sums, faster: see below
-        return _banded_scan(terms.shape, _copied_blocks(terms, discounts))
+    if _scan.scan_method(method, terms.shape) == "banded":  # the same sums, faster
+        return _scan.banded_scan(terms.shape, _copied_blocks(terms, discounts))
 
     sums = np.zeros_like(terms)
     following = np.zeros(terms.shape[:-1])  # y_T = 0: nothing after the last step
@@ -105,88 +101,8 @@ def discounted_cumsum(
     return sums
 
 
-def _scan_method(method: str, shape: tuple[int, ...]) -> str:
-    """``method`` checked, with ``"auto"`` replaced by the faster form for arrays of ``shape``.
-
-    The rule, from timings on a 2-core machine: the loop pays a few microseconds of Python
-    per step and then works on whole columns; the banded solve pays a few nanoseconds per
-    entry, one entry after the other. So the loop wins on a single step, on at most 8
-    steps of 256 rows or more, and on at most 64 steps of 1024 rows or more within 2^19
-    entries (wide arrays that stay in cache); everywhere else the solve does.
-
-    Raises
-    ------
-    ValueError
-        If ``method`` is not one of ``"auto"``, ``"loop"`` and ``"banded"``.
-    """
-    method = check_choice(method, "method", ("auto", "loop", "banded"))
-    if method != "auto":
-        return method
-    size, horizon = math.prod(shape), shape[-1]
-    rows = size // horizon if horizon else 0
-    if horizon <= 1 or (rows >= 256 and horizon <= 8):
-        return "loop"
-    return "loop" if rows >= 1024 and horizon <= 64 and size <= 2**19 else "banded"
-
-
-# Steps per block of the banded solve. A block's sums and band (24 bytes a step, 1.5 MiB)
-# stay in cache while they are written and solved, so every input is read from memory once
-# and nothing the size of the whole array is allocated but the result.
-_BLOCK = 2**16
-
-#: ``write_block(start, end, terms, negated_factors)`` writes x_t and -c_t of the flattened
-#: steps ``start`` to ``end - 1`` into two float arrays of length ``end - start``; the
-#: second is a strided view into the band of the triangular system, which holds -c_t.
-_BlockWriter = Callable[[int, int, np.ndarray, np.ndarray], None]
-
-
-def _banded_scan(shape: tuple[int, ...], write_block: _BlockWriter) -> np.ndarray:
-    """The sums y_t = x_t + c_t y_{t+1} of arrays of ``shape``, by compiled triangular solves.
-
-    Read as a linear system, the scan y_t - c_t y_{t+1} = x_t is (I - C S) y = x with S the
-    shift to the next step: upper triangular with one superdiagonal, -c_t in row t. BLAS
-    ``dtbsv`` back-substitutes such a banded system in compiled code, and its back
-    substitution is the loop's recursion, y_t = x_t - (-c_t) y_{t+1} = x_t + c_t y_{t+1},
-    with the same rounding up to a fused multiply-add: no division by a product of factors
-    (it would underflow on long streams) and no subtraction of a carried sum (it would
-    cancel).
-
-    All rows are one stream, built and solved a block of steps at a time from the end by
-    ``write_block`` (see ``_BlockWriter``); the terms are written where their sums will
-    be. The superdiagonal is 0 wherever a row starts, so no sum runs from one row into the
-    row before it, and the sum after a block enters it as the loop would add it,
-    x_t + c_t y_{t+1} at the block's last step, before the block is solved.
-
-    References
-    ----------
-    J. J. Dongarra, J. Du Croz, S. Hammarling and R. J. Hanson, "An extended set of FORTRAN
-    basic linear algebra subprograms", ACM Transactions on Mathematical Software 14(1),
-    1988 (the routine ``dtbsv``).
-    """
-    size, horizon = math.prod(shape), shape[-1]
-    sums = np.empty(size)
-    # Column j of the band holds A[j-1, j] = -c_{j-1} on top of the diagonal A[j, j]. BLAS
-    # reads it as a Fortran-ordered (2, n) array: a C-ordered (n, 2) array transposed. The
-    # diagonal is 1 and diag=1 says so, so BLAS never reads it (left unset). One column
-    # more than a block holds -c of the block's last step, which only the carry reads.
-    band = np.empty((min(size, _BLOCK) + 1, 2))
-    above = band[:, 0]
-    for end in range(size, 0, -_BLOCK):
-        start = max(0, end - _BLOCK)
-        length = end - start
-        terms = sums[start:end]
-        write_block(start, end, terms, above[1 : length + 1])
-        above[-start % horizon : length : horizon] = 0.0  # where a row starts
-        if end < size and end % horizon:  # the block's last step is followed by the next block
-            terms[-1] -= above[length] * sums[end]
-        solved = blas.dtbsv(1, band[:length].T, terms, diag=1, overwrite_x=1)
-        if not np.may_share_memory(solved, terms):
-            terms[...] = solved
-    return sums.reshape(shape)
-
-
-def _copied_blocks(terms: np.ndarray, discounts: np.ndarray) -> _BlockWriter:
-    """The ``_BlockWriter`` of :func:`discounted_cumsum`: blocks of its two arrays."""
+def _copied_blocks(terms: np.ndarray, discounts: np.ndarray) -> _scan.BlockWriter:
+    """The ``BlockWriter`` of :func:`discounted_cumsum`: blocks of its two arrays."""
     flat_terms, flat_discounts = terms.reshape(-1), discounts.reshape(-1)
 
     def write_block(start: int, end: int, block_terms: np.ndarray, negated_factors: np.ndarray):
@@ -328,9 +244,9 @@ def packed_discounted_returns(
     cut = truncated.copy()
     cut[..., -1:] |= ~terminated[..., -1:]  # the stream's end cuts a still-running episode
     ends = terminated | cut
-    if _scan_method(method, rewards.shape) == "banded":  # the same sums, faster
+    if _scan.scan_method(method, rewards.shape) == "banded":  # the same sums, faster
         blocks = _packed_return_blocks(rewards, next_values, cut, ends, gamma)
-        return _banded_scan(rewards.shape, blocks)
+        return _scan.banded_scan(rewards.shape, blocks)
 
     # Only the cut steps read next_values: a value stored anywhere else cannot leak in.
     terms = rewards.copy()
@@ -342,14 +258,14 @@ def packed_discounted_returns(
 
 def _packed_return_blocks(
     rewards: np.ndarray, next_values: np.ndarray, cut: np.ndarray, ends: np.ndarray, gamma: float
-) -> _BlockWriter:
-    """The ``_BlockWriter`` of :func:`packed_discounted_returns`.
+) -> _scan.BlockWriter:
+    """The ``BlockWriter`` (``rlfound._scan``) of :func:`packed_discounted_returns`.
 
     The clear form's terms and factors a block at a time, with its arithmetic (r_t plus
     γ V_next,t at the cut steps only), so the terms are the same numbers bit for bit.
     """
     flat = [array.reshape(-1) for array in (rewards, next_values, cut, ends)]
-    bootstraps = np.empty(min(rewards.size, _BLOCK))
+    bootstraps = np.empty(min(rewards.size, _scan.BLOCK))
 
     def write_block(start: int, end: int, terms: np.ndarray, negated_factors: np.ndarray):
         block_rewards, block_next_values, block_cut, block_ends = (a[start:end] for a in flat)

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rlfound import returns
+from rlfound import _scan
 from rlfound.advantages import packed_gae
 from rlfound.returns import discounted_cumsum, packed_discounted_returns
 from tests.oracles import (
@@ -46,18 +46,18 @@ seeds = st.integers(0, 2**32 - 1)
 end_probabilities = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 0.5))
 unit_edges = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0))
 # Steps per block of the banded solve: one step, a few, and the library's own length.
-block_lengths = st.sampled_from([1, 2, 3, 7, 64, returns._BLOCK])
+block_lengths = st.sampled_from([1, 2, 3, 7, 64, _scan.BLOCK])
 
 
 @contextlib.contextmanager
 def blocks_of(length):
     """Run the banded solve with blocks of ``length`` steps."""
-    saved = returns._BLOCK
-    returns._BLOCK = length
+    saved = _scan.BLOCK
+    _scan.BLOCK = length
     try:
         yield
     finally:
-        returns._BLOCK = saved
+        _scan.BLOCK = saved
 
 
 def scan_of_absolute_values(terms, discounts):
@@ -215,14 +215,14 @@ def test_auto_chooses_the_form_by_shape(shape, form, monkeypatch):
     # As documented: the loop for a single step, at most 8 steps of 256 rows or more, and
     # at most 64 steps of 1024 rows or more within 2^19 entries; the banded solve otherwise.
     # The choice is observed through a spy, not inferred from the sums.
-    banded = returns._banded_scan
+    banded = _scan.banded_scan
     calls = []
 
     def spy(shape, write_block):
         calls.append(shape)
         return banded(shape, write_block)
 
-    monkeypatch.setattr(returns, "_banded_scan", spy)
+    monkeypatch.setattr(_scan, "banded_scan", spy)
     rng = np.random.default_rng(4)
     terms, discounts = rng.normal(size=shape), rng.uniform(0.0, 1.0, size=shape)
     sums = discounted_cumsum(terms, discounts)

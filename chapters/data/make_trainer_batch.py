@@ -126,10 +126,10 @@ def make_batch():
     return exported
 
 
-def main():
+def write_batch():
     np.savez(PATH, **make_batch())
     print(f"wrote {PATH}")
 
 
 if __name__ == "__main__":
-    main()
+    write_batch()
