@@ -12,7 +12,8 @@ indented block), every paragraph up to that equation and the sentence that goes 
 sentence leads to one). The "Book: ..." line is left out (the reader is in the book). Prose is
 re-wrapped to :data:`PROSE_WIDTH` columns, so that no docstring line makes the listing scroll
 sideways; equation lines are kept as written, their alignment matters. The decorators in
-:data:`HIDDEN_DECORATORS` (the overflow guard every public function carries) are left out.
+:data:`HIDDEN_DECORATORS` (the overflow guard every public function carries) are left out,
+unless the guard also checks named inputs for the function (``inputs=``).
 """
 
 from __future__ import annotations
@@ -150,7 +151,11 @@ HIDDEN_DECORATORS = frozenset({"finite_output"})
 def _is_hidden(decorator: ast.expr) -> bool:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
-    return name in HIDDEN_DECORATORS
+    # A guard told to check some inputs for the function is part of what the function does.
+    checks_inputs = isinstance(decorator, ast.Call) and any(
+        keyword.arg == "inputs" for keyword in decorator.keywords
+    )
+    return name in HIDDEN_DECORATORS and not checks_inputs
 
 
 def read_listing(object_path: str) -> Listing:

@@ -250,7 +250,7 @@ def gae_explicit(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float
     return deltas @ weights.T
 
 
-@finite_output()
+@finite_output(inputs=("rewards", "values", "next_values"))
 def packed_gae(
     rewards: ArrayLike,
     values: ArrayLike,
@@ -290,7 +290,8 @@ def packed_gae(
         V(s_t) of the state each step started from.
     next_values : array_like, shape (..., T)
         V of the state each step reached; at a truncated step, the value of the cut
-        episode's final observation. Ignored at terminated steps.
+        episode's final observation. Ignored at terminated steps, where it may hold
+        anything, NaN included.
     terminated : array_like of bool or 0/1, shape (..., T)
         True where step t entered a true terminal state.
     truncated : array_like of bool or 0/1, shape (..., T)
@@ -311,10 +312,12 @@ def packed_gae(
     Raises
     ------
     ValueError
-        If ``rewards`` is a scalar or non-finite, ``values``, ``next_values`` or a mask does
-        not have the shape of ``rewards`` (or a mask is not 0/1), a step is both
-        terminated and truncated (naming ``truncated``), ``gamma`` or ``lam`` is outside
-        [0, 1], or ``method`` is not one of the three names.
+        If ``rewards`` is a scalar, ``values``, ``next_values`` or a mask does not have the
+        shape of ``rewards`` (or a mask is not 0/1), a step is both terminated and
+        truncated (naming ``truncated``), ``gamma`` or ``lam`` is outside [0, 1], ``method``
+        is not one of the three names, or ``rewards``, ``values`` or ``next_values`` holds
+        an inf or NaN where it is read (naming the first such argument and its first
+        non-finite entry).
 
     References
     ----------
@@ -335,17 +338,20 @@ def packed_gae(
     ...            truncated=[True], gamma=0.9, lam=0.95)
     array([2.3])
     """
-    rewards = as_float_array(rewards, "rewards", min_ndim=1)
-    values = as_float_array_like(values, "values", rewards.shape, "rewards")
-    next_values = as_float_array_like(next_values, "next_values", rewards.shape, "rewards")
+    # inf and NaN are looked for only if the result has one (see finite_output).
+    rewards = as_float_array(rewards, "rewards", min_ndim=1, check_finite=False)
+    values = as_float_array_like(values, "values", rewards.shape, "rewards", check_finite=False)
+    next_values = as_float_array_like(
+        next_values, "next_values", rewards.shape, "rewards", check_finite=False
+    )
     terminated, truncated = check_episode_flags(terminated, truncated, rewards.shape)
     gamma = check_unit_interval(gamma, "gamma")
     lam = check_unit_interval(lam, "lam")
 
     ends = terminated | truncated
     if _scan.scan_method(method, rewards.shape) == "banded":  # the same numbers, faster
-        blocks = _packed_gae_blocks(rewards, values, next_values, terminated, ends, gamma, lam)
-        return _scan.banded_scan(rewards.shape, blocks)
+        deltas = _packed_td_errors(rewards, values, next_values, terminated, gamma)
+        return _scan.banded_scan(rewards.shape, deltas, gamma * lam, stopped=ends)
 
     # A true terminal state has no future value; every other step bootstraps.
     deltas = rewards + gamma * np.where(terminated, 0.0, next_values) - values
@@ -354,32 +360,28 @@ def packed_gae(
     return discounted_cumsum(deltas, discounts, method="loop")
 
 
-def _packed_gae_blocks(
+def _packed_td_errors(
     rewards: np.ndarray,
     values: np.ndarray,
     next_values: np.ndarray,
     terminated: np.ndarray,
-    ends: np.ndarray,
     gamma: float,
-    lam: float,
-) -> _scan.BlockWriter:
-    """The ``BlockWriter`` (``rlfound._scan``) of :func:`packed_gae`.
+) -> _scan.TermWriter:
+    """The ``TermWriter`` (``rlfound._scan``) of :func:`packed_gae`.
 
-    The clear form's TD errors and factors a block at a time, with its arithmetic
-    (r_t + γ V_next,t - V(s_t), the bootstrap 0 at terminated steps), so the TD errors are
-    the same numbers bit for bit.
+    The clear form's TD errors a block at a time, with its arithmetic
+    (r_t + γ V_next,t - V(s_t), the bootstrap 0 at terminated steps), so they are the same
+    numbers bit for bit.
     """
-    flat = [array.reshape(-1) for array in (rewards, values, next_values, terminated, ends)]
+    flat = [array.reshape(-1) for array in (rewards, values, next_values, terminated)]
 
-    def write_block(start: int, end: int, deltas: np.ndarray, negated_factors: np.ndarray):
-        block_rewards, block_values, block_next_values, block_terminated, block_ends = (
+    def write_terms(start: int, end: int, deltas: np.ndarray) -> None:
+        block_rewards, block_values, block_next_values, block_terminated = (
             array[start:end] for array in flat
         )
         np.multiply(block_next_values, gamma, out=deltas)
         np.copyto(deltas, 0.0, where=block_terminated)
         np.add(block_rewards, deltas, out=deltas)
         np.subtract(deltas, block_values, out=deltas)
-        negated_factors.fill(-gamma * lam)
-        np.copyto(negated_factors, 0.0, where=block_ends)
 
-    return write_block
+    return write_terms

@@ -56,10 +56,12 @@ def discounted_cumsum(
         the leading axes. It is fast when the leading axes are wide and T is short, but a
         single long stream costs a Python iteration per step. ``"banded"`` reads the scan
         as the triangular system y_t - c_t y_{t+1} = x_t and hands it to the compiled BLAS
-        back substitution (``dtbsv``), which runs the same recursion; it never divides by
-        a product of factors, so long streams do not underflow. ``"auto"`` (the default)
-        takes ``"loop"`` for a single step, for at most 8 steps of 256 rows or more, and for
-        at most 64 steps of 1024 rows or more within 2^19 entries, and ``"banded"``
+        back substitution (``dtbsv``), which runs the same recursion; with one ``discounts``
+        number it first halves the system three times, so that the serial part runs on an
+        eighth of the steps. It never divides by a product of factors, so long streams do
+        not underflow. ``"auto"`` (the default)
+        takes ``"loop"`` for a single step, for at most 2 steps of 256 rows or more, and for
+        at most 8 steps of 256 rows or more within 2^18 entries, and ``"banded"``
         otherwise; ``benchmarks/scan_speed.py`` compares the forms.
 
     Returns
@@ -89,9 +91,9 @@ def discounted_cumsum(
     discounts = as_float_array(discounts, "discounts")
     if discounts.ndim > 0:
         check_shape(discounts, "discounts", terms.shape, "the shape of terms (or no axes)")
-    discounts = np.broadcast_to(discounts, terms.shape)  # a scalar: the same c every step
     if _scan.scan_method(method, terms.shape) == "banded":  # the same sums, faster
-        return _scan.banded_scan(terms.shape, _copied_blocks(terms, discounts))
+        return _scan.banded_scan(terms.shape, _copied_terms(terms), discounts)
+    discounts = np.broadcast_to(discounts, terms.shape)  # a scalar: the same c every step
 
     sums = np.zeros_like(terms)
     following = np.zeros(terms.shape[:-1])  # y_T = 0: nothing after the last step
@@ -101,15 +103,14 @@ def discounted_cumsum(
     return sums
 
 
-def _copied_blocks(terms: np.ndarray, discounts: np.ndarray) -> _scan.BlockWriter:
-    """The ``BlockWriter`` of :func:`discounted_cumsum`: blocks of its two arrays."""
-    flat_terms, flat_discounts = terms.reshape(-1), discounts.reshape(-1)
+def _copied_terms(terms: np.ndarray) -> _scan.TermWriter:
+    """The ``TermWriter`` of :func:`discounted_cumsum`: blocks of its terms, copied."""
+    flat_terms = terms.reshape(-1)
 
-    def write_block(start: int, end: int, block_terms: np.ndarray, negated_factors: np.ndarray):
+    def write_terms(start: int, end: int, block_terms: np.ndarray) -> None:
         block_terms[...] = flat_terms[start:end]
-        np.negative(flat_discounts[start:end], out=negated_factors)
 
-    return write_block
+    return write_terms
 
 
 @finite_output()
@@ -165,7 +166,7 @@ def discounted_returns(rewards: ArrayLike, gamma: float) -> np.ndarray:
     return discounted_cumsum(rewards, gamma)
 
 
-@finite_output()
+@finite_output(inputs=("rewards", "next_values"))
 def packed_discounted_returns(
     rewards: ArrayLike,
     next_values: ArrayLike,
@@ -196,7 +197,8 @@ def packed_discounted_returns(
         Rewards r_t; leading axes are a batch of independent streams.
     next_values : array_like, shape (..., T)
         V of the state each step reached (at a truncated step, the final observation of the
-        cut episode). Read only at truncated steps and at a non-terminated last step.
+        cut episode). Read only at truncated steps and at a non-terminated last step;
+        elsewhere it may hold anything, NaN included.
     terminated : array_like of bool or 0/1, shape (..., T)
         True where step t entered a true terminal state.
     truncated : array_like of bool or 0/1, shape (..., T)
@@ -215,10 +217,11 @@ def packed_discounted_returns(
     Raises
     ------
     ValueError
-        If ``rewards`` is a scalar or non-finite, a mask or ``next_values`` does not have
-        the shape of ``rewards`` (or a mask is not 0/1), a step is both terminated and
-        truncated (naming ``truncated``), ``gamma`` is outside [0, 1], or ``method`` is not
-        one of the three names.
+        If ``rewards`` is a scalar, a mask or ``next_values`` does not have the shape of
+        ``rewards`` (or a mask is not 0/1), a step is both terminated and truncated (naming
+        ``truncated``), ``gamma`` is outside [0, 1], ``method`` is not one of the three
+        names, or ``rewards`` or ``next_values`` holds an inf or NaN where it is read
+        (naming the first such argument and its first non-finite entry).
 
     References
     ----------
@@ -236,8 +239,11 @@ def packed_discounted_returns(
     ...                           terminated=[0, 1, 0, 0], truncated=[0, 0, 0, 0], gamma=0.5)
     array([1.5, 1. , 4. , 6. ])
     """
-    rewards = as_float_array(rewards, "rewards", min_ndim=1)
-    next_values = as_float_array_like(next_values, "next_values", rewards.shape, "rewards")
+    # inf and NaN are looked for only if the result has one (see finite_output).
+    rewards = as_float_array(rewards, "rewards", min_ndim=1, check_finite=False)
+    next_values = as_float_array_like(
+        next_values, "next_values", rewards.shape, "rewards", check_finite=False
+    )
     terminated, truncated = check_episode_flags(terminated, truncated, rewards.shape)
     gamma = check_unit_interval(gamma, "gamma")
 
@@ -245,8 +251,8 @@ def packed_discounted_returns(
     cut[..., -1:] |= ~terminated[..., -1:]  # the stream's end cuts a still-running episode
     ends = terminated | cut
     if _scan.scan_method(method, rewards.shape) == "banded":  # the same sums, faster
-        blocks = _packed_return_blocks(rewards, next_values, cut, ends, gamma)
-        return _scan.banded_scan(rewards.shape, blocks)
+        terms = _packed_return_terms(rewards, next_values, cut, gamma)
+        return _scan.banded_scan(rewards.shape, terms, gamma, stopped=ends)
 
     # Only the cut steps read next_values: a value stored anywhere else cannot leak in.
     terms = rewards.copy()
@@ -256,24 +262,22 @@ def packed_discounted_returns(
     return discounted_cumsum(terms, discounts, method="loop")
 
 
-def _packed_return_blocks(
-    rewards: np.ndarray, next_values: np.ndarray, cut: np.ndarray, ends: np.ndarray, gamma: float
-) -> _scan.BlockWriter:
-    """The ``BlockWriter`` (``rlfound._scan``) of :func:`packed_discounted_returns`.
+def _packed_return_terms(
+    rewards: np.ndarray, next_values: np.ndarray, cut: np.ndarray, gamma: float
+) -> _scan.TermWriter:
+    """The ``TermWriter`` (``rlfound._scan``) of :func:`packed_discounted_returns`.
 
-    The clear form's terms and factors a block at a time, with its arithmetic (r_t plus
-    γ V_next,t at the cut steps only), so the terms are the same numbers bit for bit.
+    The clear form's terms a block at a time, with its arithmetic (r_t plus γ V_next,t at
+    the cut steps only), so they are the same numbers bit for bit; ``next_values`` is read
+    at the cut steps alone.
     """
-    flat = [array.reshape(-1) for array in (rewards, next_values, cut, ends)]
-    bootstraps = np.empty(min(rewards.size, _scan.BLOCK))
+    flat_rewards, flat_next_values = rewards.reshape(-1), next_values.reshape(-1)
+    cut_steps = np.flatnonzero(cut)
 
-    def write_block(start: int, end: int, terms: np.ndarray, negated_factors: np.ndarray):
-        block_rewards, block_next_values, block_cut, block_ends = (a[start:end] for a in flat)
-        block_bootstraps = bootstraps[: end - start]
-        terms[...] = block_rewards
-        np.multiply(block_next_values, gamma, out=block_bootstraps)
-        np.add(terms, block_bootstraps, out=terms, where=block_cut)
-        negated_factors.fill(-gamma)
-        np.copyto(negated_factors, 0.0, where=block_ends)
+    def write_terms(start: int, end: int, terms: np.ndarray) -> None:
+        terms[...] = flat_rewards[start:end]
+        first, last = np.searchsorted(cut_steps, (start, end))
+        steps = cut_steps[first:last]
+        terms[steps - start] += gamma * flat_next_values[steps]
 
-    return write_block
+    return write_terms

@@ -185,6 +185,16 @@ def test_a_listing_leaves_out_the_overflow_guard_but_keeps_other_decorators(tmp_
     assert "@finite_output()\ndef discounted_returns(" in library.path.read_text(encoding="utf-8")
 
 
+def test_a_listing_keeps_the_guard_when_it_checks_inputs_for_the_function():
+    # packed_gae converts its arrays without the finiteness check and leaves that to its
+    # guard, so the reader must see the guard to know the inputs are checked at all.
+    shown = listing.read_listing("rlfound.advantages.packed_gae")
+    assert shown.code.startswith(
+        '@finite_output(inputs=("rewards", "values", "next_values"))\ndef packed_gae('
+    )
+    assert "check_finite=False" in shown.code
+
+
 def test_a_listing_without_an_equation_keeps_the_summary_line():
     paragraphs = listing.trim_docstring(
         "Say what it does.\n\nMore detail.\n\nParameters\n----------\nx : float\n    A number.\n"

@@ -17,6 +17,7 @@ benchmarks/scan_speed.py, not here.
 from __future__ import annotations
 
 import contextlib
+import re
 
 import numpy as np
 import pytest
@@ -45,19 +46,28 @@ seeds = st.integers(0, 2**32 - 1)
 # A boundary at every step, none at all, and densities between.
 end_probabilities = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 0.5))
 unit_edges = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0))
-# Steps per block of the banded solve: one step, a few, and the library's own length.
-block_lengths = st.sampled_from([1, 2, 3, 7, 64, _scan.BLOCK])
+# Steps per block of the banded solve (one step, a few, and the library's own length), and
+# times a block is halved before its serial solve (never, up to the library's own, and more).
+block_lengths = st.tuples(
+    st.sampled_from([1, 2, 3, 7, 64, _scan.BLOCK]), st.sampled_from([0, 1, _scan.LEVELS, 5])
+)
 
 
 @contextlib.contextmanager
-def blocks_of(length):
-    """Run the banded solve with blocks of ``length`` steps."""
-    saved = _scan.BLOCK
-    _scan.BLOCK = length
+def blocks_of(block, levels=_scan.LEVELS, sparse=1):
+    """Run the banded solve with blocks of ``block`` steps, each halved ``levels`` times.
+
+    ``block`` may also be a pair (steps, levels). ``sparse=1`` halves a block however many
+    of its factors are 0, so that small arrays with dense stops take the halved path too.
+    """
+    if isinstance(block, tuple):
+        block, levels = block
+    saved = _scan.BLOCK, _scan.LEVELS, _scan.SPARSE
+    _scan.BLOCK, _scan.LEVELS, _scan.SPARSE = block, levels, sparse
     try:
         yield
     finally:
-        _scan.BLOCK = saved
+        _scan.BLOCK, _scan.LEVELS, _scan.SPARSE = saved
 
 
 def scan_of_absolute_values(terms, discounts):
@@ -114,7 +124,7 @@ def test_the_banded_solve_equals_the_loop_up_to_rounding(pair, block):
     assert_equal_up_to_rounding(fast, clear, terms, discounts)
 
 
-@given(pair=scan_inputs(), discount=unit_edges, block=block_lengths)
+@given(pair=scan_inputs(), discount=unit_edges | st.floats(-1.0, 0.0), block=block_lengths)
 def test_the_banded_solve_with_one_discount_equals_the_loop(pair, discount, block):
     terms, _ = pair
     clear = discounted_cumsum(terms, discount, method="loop")
@@ -200,27 +210,29 @@ def test_the_banded_solve_does_not_write_to_its_inputs(shape):
         ((5000, 1), "loop"),
         ((1, 1), "loop"),
         ((256, 8), "loop"),
-        ((1024, 64), "loop"),
-        ((8192, 64), "loop"),
+        ((32768, 8), "loop"),
+        ((300_000, 2), "loop"),
+        ((256, 2), "loop"),
+        ((255, 2), "banded"),
         ((255, 8), "banded"),
         ((256, 9), "banded"),
-        ((1023, 64), "banded"),
-        ((1024, 65), "banded"),
-        ((8193, 64), "banded"),
+        ((32769, 8), "banded"),
+        ((1024, 64), "banded"),
+        ((65536, 5), "banded"),
         ((1, 2), "banded"),
         ((1, 10_000), "banded"),
     ],
 )
 def test_auto_chooses_the_form_by_shape(shape, form, monkeypatch):
-    # As documented: the loop for a single step, at most 8 steps of 256 rows or more, and
-    # at most 64 steps of 1024 rows or more within 2^19 entries; the banded solve otherwise.
+    # As documented: the loop for a single step, at most 2 steps of 256 rows or more, and at
+    # most 8 steps of 256 rows or more within 2^18 entries; the banded solve otherwise.
     # The choice is observed through a spy, not inferred from the sums.
     banded = _scan.banded_scan
     calls = []
 
-    def spy(shape, write_block):
+    def spy(shape, *arguments, **keywords):
         calls.append(shape)
-        return banded(shape, write_block)
+        return banded(shape, *arguments, **keywords)
 
     monkeypatch.setattr(_scan, "banded_scan", spy)
     rng = np.random.default_rng(4)
@@ -318,3 +330,91 @@ def test_the_fast_forms_build_the_clear_forms_terms_bit_for_bit(stream, gamma, b
         rewards, next_values, ~everywhere, everywhere, gamma, method="loop"
     )
     np.testing.assert_array_equal(fast_returns, clear_returns)
+
+
+# --- inf and NaN in the packed functions' inputs, found on the result ---------------------------
+
+METHODS = ["loop", "banded"]
+
+
+def small_stream():
+    """Two rows of six steps: row 0 terminates at step 2, row 1 is truncated at step 3."""
+    rewards = np.arange(12.0).reshape(2, 6) / 10
+    values = np.linspace(0.0, 1.0, 12).reshape(2, 6)
+    next_values = np.concatenate([values[:, 1:], [[0.5], [0.25]]], axis=1)
+    terminated = np.zeros((2, 6), dtype=bool)
+    truncated = np.zeros((2, 6), dtype=bool)
+    terminated[0, 2] = True
+    truncated[1, 3] = True
+    return rewards, values, next_values, terminated, truncated
+
+
+def with_entry(array, index, value):
+    changed = array.copy()
+    changed[index] = value
+    return changed
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize(
+    ("argument", "index", "value", "message"),
+    [
+        ("rewards", (1, 4), np.nan, "rewards must be finite; got nan at index (1, 4)"),
+        ("rewards", (0, 0), -np.inf, "rewards must be finite; got -inf at index (0, 0)"),
+        ("values", (0, 5), np.inf, "values must be finite; got inf at index (0, 5)"),
+        ("next_values", (1, 3), np.nan, "next_values must be finite; got nan at index (1, 3)"),
+    ],
+)
+def test_gae_names_the_input_that_is_not_finite(method, argument, index, value, message):
+    arguments = dict(zip(("rewards", "values", "next_values"), small_stream()[:3], strict=False))
+    arguments[argument] = with_entry(arguments[argument], index, value)
+    _, _, _, terminated, truncated = small_stream()
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        packed_gae(**arguments, terminated=terminated, truncated=truncated, gamma=0.9, lam=0.8,
+                   method=method)  # fmt: skip
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_an_inf_minus_an_inf_is_reported_as_the_input_not_as_an_overflow(method):
+    # r - V at step (0, 1) is inf - inf: under the guard that raises a floating-point error
+    # in the loop, and gives NaN in the banded solve; either way the input is named.
+    rewards, values, next_values, terminated, truncated = small_stream()
+    rewards, values = with_entry(rewards, (0, 1), np.inf), with_entry(values, (0, 1), np.inf)
+    message = "rewards must be finite; got inf at index (0, 1)"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        packed_gae(rewards, values, next_values, terminated, truncated, 0.9, 0.8, method=method)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_finite_inputs_whose_result_overflows_are_reported_as_an_overflow(method):
+    rewards, values, next_values, terminated, truncated = small_stream()
+    rewards = np.full_like(rewards, 1e308)
+    # (The clear form names the scan it calls, discounted_cumsum, as the overflowing quantity.)
+    with pytest.raises(ValueError, match=r"^overflow in \w+: the inputs are finite"):
+        packed_gae(rewards, values, next_values, terminated, truncated, 1.0, 1.0, method=method)
+    with pytest.raises(ValueError, match=r"^overflow in \w+: the inputs are finite"):
+        packed_discounted_returns(rewards, next_values, terminated, truncated, 1.0, method=method)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_a_next_value_that_is_never_read_may_hold_anything(method, value):
+    rewards, values, next_values, terminated, truncated = small_stream()
+    clean = packed_gae(rewards, values, next_values, terminated, truncated, 0.9, 0.8, method=method)
+    # GAE never reads V_next at a terminated step.
+    odd = with_entry(next_values, (0, 2), value)
+    gae = packed_gae(rewards, values, odd, terminated, truncated, 0.9, 0.8, method=method)
+    np.testing.assert_array_equal(gae, clean)
+    # The return reads V_next only where an episode is cut: at (1, 3) by the time limit, and
+    # at (0, 5) and (1, 5) by the end of the stream.
+    clean = packed_discounted_returns(
+        rewards, next_values, terminated, truncated, 0.9, method=method
+    )
+    for index in [(0, 1), (0, 2), (0, 4), (1, 0), (1, 4)]:
+        odd = with_entry(next_values, index, value)
+        sums = packed_discounted_returns(rewards, odd, terminated, truncated, 0.9, method=method)
+        np.testing.assert_array_equal(sums, clean)
+    message = f"next_values must be finite; got {value!r} at index (1, 5)"
+    odd = with_entry(next_values, (1, 5), value)
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        packed_discounted_returns(rewards, odd, terminated, truncated, 0.9, method=method)

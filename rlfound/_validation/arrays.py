@@ -76,7 +76,9 @@ def _as_array(x: Any, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be a rectangular array of numbers; got {x!r}") from error
 
 
-def as_float_array(x: Any, name: str, *, min_ndim: int = 0, ndim: int | None = None) -> np.ndarray:
+def as_float_array(
+    x: Any, name: str, *, min_ndim: int = 0, ndim: int | None = None, check_finite: bool = True
+) -> np.ndarray:
     """Convert ``x`` to a finite float64 array of the required dimension.
 
     Parameters
@@ -90,6 +92,10 @@ def as_float_array(x: Any, name: str, *, min_ndim: int = 0, ndim: int | None = N
         Smallest number of dimensions accepted.
     ndim : int or None, optional
         Exact number of dimensions required (overrides ``min_ndim``).
+    check_finite : bool, optional
+        False leaves out the check for inf and NaN, a pass over the whole array, for a
+        function whose guard checks its result instead and names the input at fault (see
+        ``finite_output(inputs=...)``).
 
     Returns
     -------
@@ -113,13 +119,15 @@ def as_float_array(x: Any, name: str, *, min_ndim: int = 0, ndim: int | None = N
             f"got shape {array.shape}"
         )
     array = array.astype(np.float64, copy=False)
-    if not np.isfinite(array).all():
+    if check_finite and not np.isfinite(array).all():
         index = _first_index(~np.isfinite(array))
         raise ValueError(f"{name} must be finite; got {_show(array[index])}{_at(index)}")
     return array
 
 
-def as_float_array_like(x: Any, name: str, shape: tuple[int, ...], like: str) -> np.ndarray:
+def as_float_array_like(
+    x: Any, name: str, shape: tuple[int, ...], like: str, *, check_finite: bool = True
+) -> np.ndarray:
     """Convert ``x`` to a finite float64 array that has exactly ``shape``, the shape of ``like``.
 
     No broadcasting: a per-step array that silently broadcast against the rewards would
@@ -128,9 +136,10 @@ def as_float_array_like(x: Any, name: str, shape: tuple[int, ...], like: str) ->
     Raises
     ------
     ValueError
-        As :func:`as_float_array`, and if the shape differs from ``shape``.
+        As :func:`as_float_array` (``check_finite`` too), and if the shape differs from
+        ``shape``.
     """
-    array = as_float_array(x, name)
+    array = as_float_array(x, name, check_finite=check_finite)
     if array.shape != shape:
         raise ValueError(f"{name} must have the shape of {like}, {shape}; got shape {array.shape}")
     return array

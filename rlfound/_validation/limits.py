@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import numbers
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -158,7 +159,11 @@ def check_finite_result(result: _T, quantity: str, *, log_of_zero: bool = False)
 
 
 def finite_output(
-    quantity: str | None = None, *, check_result: bool = True, log_of_zero: bool = False
+    quantity: str | None = None,
+    *,
+    check_result: bool = True,
+    log_of_zero: bool = False,
+    inputs: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
     """Decorate a public function so that it returns finite floats or raises ``ValueError``.
 
@@ -173,10 +178,29 @@ def finite_output(
     included, at positions their masks exclude; the floating-point guard still applies.
     ``log_of_zero=True`` is for a log-probability that is exactly -inf for an impossible
     event (see :func:`check_finite_result`).
+
+    ``inputs`` names array arguments that the function converts with
+    ``check_finite=False`` (see :func:`rlfound._validation.arrays.as_float_array`): an inf
+    or NaN in them that the function reads reaches the result, so the guard checks them
+    only when the result is not finite or a floating-point error was raised, and then
+    raises the error their own check would have raised, naming the first of them that is
+    not finite and its first bad entry; only if all are finite is it an overflow. This
+    saves a pass over every such array on every call, and an entry that is never read (a
+    next value at a terminal step) may hold anything.
     """
 
     def decorate(function: Callable[..., _T]) -> Callable[..., _T]:
         what = quantity or function.__name__
+        signature = inspect.signature(function) if inputs else None
+
+        def check_inputs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            if signature is None:
+                return
+            from rlfound._validation.arrays import as_float_array  # arrays imports limits
+
+            arguments = signature.bind(*args, **kwargs).arguments
+            for name in inputs:
+                as_float_array(arguments[name], name)
 
         @functools.wraps(function)
         def guarded(*args: Any, **kwargs: Any) -> _T:
@@ -184,10 +208,16 @@ def finite_output(
                 with np.errstate(over="raise", invalid="raise", divide="raise"):
                     result = function(*args, **kwargs)
             except (FloatingPointError, OverflowError) as error:
+                check_inputs(args, kwargs)
                 raise ValueError(
                     f"overflow in {what}: the inputs are finite but an intermediate "
                     f"result is not ({error}); rescale the inputs"
                 ) from error
+            except ValueError:
+                # A check inside the function (of an array computed from the inputs) may be
+                # the first to meet an inf or NaN: the input it came from is named instead.
+                check_inputs(args, kwargs)
+                raise
             except np.linalg.LinAlgError as error:
                 raise ValueError(
                     f"overflow in {what}: the inputs are finite but its linear system is "
@@ -195,7 +225,11 @@ def finite_output(
                 ) from error
             if not check_result:
                 return result
-            return check_finite_result(result, what, log_of_zero=log_of_zero)
+            try:
+                return check_finite_result(result, what, log_of_zero=log_of_zero)
+            except ValueError:
+                check_inputs(args, kwargs)
+                raise
 
         return guarded
 
