@@ -418,3 +418,12 @@ def test_a_next_value_that_is_never_read_may_hold_anything(method, value):
     odd = with_entry(next_values, (1, 5), value)
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         packed_discounted_returns(rewards, odd, terminated, truncated, 0.9, method=method)
+
+
+def test_a_malformed_input_keeps_its_own_error_when_another_is_not_finite():
+    # The guard looks at the inputs it names only for inf and NaN: a ragged ``values``
+    # does not replace the function's own message about ``rewards``.
+    _, _, next_values, terminated, truncated = small_stream()
+    message = "rewards must have at least 1 dimension; got shape ()"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        packed_gae(1.0, [[1.0], [1.0, 2.0]], next_values, terminated, truncated, 0.9, 0.8)

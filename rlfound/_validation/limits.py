@@ -200,7 +200,11 @@ def finite_output(
 
             arguments = signature.bind(*args, **kwargs).arguments
             for name in inputs:
-                as_float_array(arguments[name], name)
+                try:
+                    array = as_float_array(arguments[name], name, check_finite=False)
+                except ValueError:
+                    continue  # not an array of numbers: the function's own error stands
+                as_float_array(array, name)  # raises, naming the first inf or NaN
 
         @functools.wraps(function)
         def guarded(*args: Any, **kwargs: Any) -> _T:
