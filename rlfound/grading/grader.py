@@ -13,7 +13,7 @@ from __future__ import annotations
 from rlfound.grading import accounts, protocol, submissions, text
 from rlfound.grading.results import CheckResult, SubmissionResult
 from rlfound.grading.sandbox import Limits, Worker, WorkerError, resolve_mode
-from rlfound.grading.spec import CallError, Check, Exercise, Function, Outcome, Prepared
+from rlfound.grading.spec import CallError, Check, Exercise, Function, Outcome, Prepared, Raises
 
 _MAX_ERROR_CHARS = text.MESSAGE_CHARS
 
@@ -119,6 +119,38 @@ def positional_calls(exercise: Exercise, check: Check, prepared: Prepared) -> li
     return calls
 
 
+def _unless_raising_everywhere(
+    check: Check, result: CheckResult, answered: dict[str, set[bool]]
+) -> CheckResult:
+    """A passed ``Raises`` check, failed if its function returned no numbers on valid input.
+
+    Raising on bad input shows that the function checks its input only if it returns on
+    good input: a function that raises whatever it is given would otherwise earn every
+    error check. ``answered`` holds, per function, whether each of its completed calls in
+    the other checks returned numbers (True) or not (an exception, or a value that is not
+    numbers: what an exception's text says is the student's to write, so it is not relied
+    on). A function none of whose calls in the other checks completed keeps its points.
+    """
+    if not (
+        isinstance(check, Raises) and result.passed and answered.get(check.function) == {False}
+    ):
+        return result
+    message = (
+        f"{check.function} raises {check.error} here, but it returned no numbers on any "
+        "valid input of the other checks; an error check counts once the function also "
+        "returns values"
+    )
+    return CheckResult(
+        check.name,
+        0.0,
+        check.points,
+        False,
+        text.clean(message, text.MESSAGE_CHARS),
+        check.public,
+        check.description,
+    )
+
+
 class Grader:
     """Grades submissions of one exercise with one seed.
 
@@ -200,6 +232,8 @@ class Grader:
                 file_name=submission.file_name,
             )
         results: list[CheckResult] = []
+        # Per function: whether its calls in the other checks returned numbers (True) or not.
+        answered: dict[str, set[bool]] = {}
         import_error = grader_error = None
         try:
             running = False
@@ -221,10 +255,18 @@ class Grader:
                     results.append(CheckResult.failed(check, text.clean(error.reason, 500)))
                     running = False
                     continue
-                results.append(self._judge(check, prepared, [_reply_to_value(r) for r in replies]))
+                values = [_reply_to_value(r) for r in replies]
+                results.append(self._judge(check, prepared, values))
+                if not isinstance(check, Raises):
+                    for (function, _), value in zip(calls, values, strict=False):
+                        answered.setdefault(function, set()).add(not isinstance(value, CallError))
         finally:
             output = worker.output()
             worker.close()
+        results = [
+            _unless_raising_everywhere(check, result, answered)
+            for (check, _, _), result in zip(self.checks, results, strict=True)
+        ]
         notes = (*submission.notes, *worker.notes)[: text.MAX_NOTES]
         return SubmissionResult(
             submission.name,

@@ -438,6 +438,10 @@ class Answer(Check):
 class Raises(Check):
     """Bad input: ``function(**kwargs)`` must raise an exception of type ``error``.
 
+    The grader counts it only if the function also returns numbers on at least one valid
+    input of the exercise's other checks (when they call it): a function that raises
+    whatever it is given would otherwise earn every error check.
+
     Parameters
     ----------
     name, points, public, description

@@ -13,7 +13,7 @@ import pytest
 from _grading_helpers import requires_bwrap, write_instructor_exercise
 
 from rlfound.grading import Grader, load_exercises
-from rlfound.grading.spec import Answer, Compare, Exercise, Function, load_file
+from rlfound.grading.spec import Answer, Compare, Exercise, Function, Raises, load_file
 from rlfound.grading.starter import (
     exercise_of,
     starter_notebook,
@@ -95,6 +95,64 @@ def test_reference_scores_full_marks_in_strong_mode(exercise_id):
     grader = Grader(exercise, seed=3, mode="strong")
     reference = Submission("reference", None, exercise.solution_path.read_text())
     assert grader.grade(reference).score == exercise.max_score
+
+
+WITH_ERROR_CHECKS = [i for i in IDS if any(isinstance(c, Raises) for c in EXERCISES[i].checks)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exercise_id", WITH_ERROR_CHECKS)
+def test_a_submission_that_raises_on_every_input_scores_zero(exercise_id):
+    # Raising ValueError whatever the input would pass every error check on its own.
+    exercise = EXERCISES[exercise_id]
+    source = "".join(
+        f"def {function.name}(*arguments):\n    raise ValueError('no input is good')\n\n"
+        for function in exercise.functions
+    )
+    result = Grader(exercise, seed=3, mode="default").grade(Submission("raiser", None, source))
+    assert result.score == 0, result.checks
+    error_checks = {c.name for c in exercise.checks if isinstance(c, Raises)}
+    for check in result.checks:
+        if check.name in error_checks:
+            assert "it returned no numbers on any valid input of the other checks" in check.message
+
+
+def test_an_error_check_counts_for_a_function_that_returns_on_good_input(tmp_path):
+    # The same error check, passed by a function that also returns numbers, right or wrong:
+    # its points stand. A function that returns no numbers on good input earns nothing.
+    exercise = Exercise(
+        id="checked-double",
+        title="Checked double",
+        chapter=1,
+        stars=1,
+        functions=(Function(name="double", parameters="x"),),
+        checks=(
+            Answer(name="two", function="double", kwargs={"x": 1.0}, expected=2.0, points=1),
+            Raises(name="refuses-nan", function="double", kwargs={"x": float("nan")}, points=1),
+        ),
+        solution=tmp_path / "reference.py",
+    )
+    (tmp_path / "reference.py").write_text(
+        "import math\n\ndef double(x):\n"
+        "    if math.isnan(x):\n        raise ValueError('x must be a number')\n"
+        "    return 2 * x\n"
+    )
+    grader = Grader(exercise, mode="default")
+    sources = {
+        "right": (tmp_path / "reference.py").read_text(),
+        "wrong": "import math\n\ndef double(x):\n"
+        "    if math.isnan(x):\n        raise ValueError('no')\n    return 3 * x\n",
+        "garbage": "import math\n\ndef double(x):\n"
+        "    if math.isnan(x):\n        raise ValueError('no')\n    return 'two'\n",
+        "raiser": "def double(x):\n    raise ValueError('no')\n",
+    }
+    scores = {
+        name: grader.grade(Submission(name, None, source)) for name, source in sources.items()
+    }
+    assert [c.score for c in scores["right"].checks] == [1.0, 1.0]
+    assert [c.score for c in scores["wrong"].checks] == [0.0, 1.0]
+    assert [c.score for c in scores["garbage"].checks] == [0.0, 0.0]
+    assert [c.score for c in scores["raiser"].checks] == [0.0, 0.0]
 
 
 def test_starter_replaces_each_solution_region():
