@@ -117,28 +117,33 @@ def banded_scan(
         start = max(0, end - BLOCK)
         terms = sums[start:end]
         write_terms(start, end, terms)
+        # The sum after the block, which its last step adds unless that step ends a row.
+        following = sums[end] if end < size and end % horizon else None
         if constant:
             first, last = np.searchsorted(stop_steps, (start, end))
             zeros = stop_steps[first:last] - start  # the block's steps with a factor of 0
-            ends_a_sum = zeros.size > 0 and zeros[-1] == terms.size - 1
-            following = 0.0 if ends_a_sum else factor
+            _solve_constant(terms, following, factor, zeros, band)
         else:
-            following = 0.0 if end % horizon == 0 else flat_factors[end - 1]
-        if end < size and following != 0.0:  # the block's last step goes on into the next
-            terms[-1] += following * sums[end]
-        if constant:
-            if not ends_a_sum:  # its sum after the block is added: it now ends the sum
-                zeros = np.append(zeros, terms.size - 1)
-            _solve_constant(terms, factor, zeros, band)
-        else:
-            _solve_general(terms, flat_factors[start:end], -start % horizon, horizon, band)
+            _solve_general(
+                terms, following, flat_factors[start:end], -start % horizon, horizon, band
+            )
     return sums.reshape(shape)
 
 
 def _solve_general(
-    terms: np.ndarray, factors: np.ndarray, first_row_start: int, horizon: int, band: np.ndarray
+    terms: np.ndarray,
+    following: float | None,
+    factors: np.ndarray,
+    first_row_start: int,
+    horizon: int,
+    band: np.ndarray,
 ) -> None:
-    """Solve one block in place, with one factor per step (0 before each row start)."""
+    """Solve one block in place, with one factor per step (0 before each row start).
+
+    ``following`` is the sum after the block, or None if none follows its last step.
+    """
+    if following is not None and factors[-1] != 0.0:
+        terms[-1] += factors[-1] * following  # x_t + c_t y_{t+1}, as the loop adds it
     length = terms.size
     above = band[: length + 1, 0]
     np.negative(factors, out=above[1:])
@@ -146,8 +151,12 @@ def _solve_general(
     _dtbsv(band[:length], terms, 1)
 
 
-def _solve_constant(terms: np.ndarray, factor: float, zeros: np.ndarray, band: np.ndarray) -> None:
+def _solve_constant(
+    terms: np.ndarray, following: float | None, factor: float, zeros: np.ndarray, band: np.ndarray
+) -> None:
     """Solve one block in place, with the factor c at every step but ``zeros``, where it is 0.
+
+    ``following`` is the sum after the block, or None if none follows its last step.
 
     BLAS back substitution costs a few nanoseconds a step, one step after the other, while
     a strided ``daxpy`` over all steps costs a fraction of a nanosecond each. So the block is
@@ -169,6 +178,10 @@ def _solve_constant(terms: np.ndarray, factor: float, zeros: np.ndarray, band: n
     R. W. Hockney, "A fast direct solution of Poisson's equation using Fourier analysis",
     Journal of the ACM 12(1), 1965 (odd-even, or cyclic, reduction).
     """
+    if zeros.size == 0 or zeros[-1] != terms.size - 1:  # the last step's sum goes on
+        if following is not None and factor != 0.0:
+            terms[-1] += factor * following  # x_t + c y_{t+1}, as the loop adds it
+        zeros = np.append(zeros, terms.size - 1)  # and now stops there
     levels = 0
     # Halving pays for its bookkeeping at the zeros only where they are sparse.
     if 0.0 < abs(factor) <= 1.0 and zeros.size * SPARSE <= terms.size:

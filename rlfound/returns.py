@@ -59,10 +59,10 @@ def discounted_cumsum(
         back substitution (``dtbsv``), which runs the same recursion; with one ``discounts``
         number it first halves the system three times, so that the serial part runs on an
         eighth of the steps. It never divides by a product of factors, so long streams do
-        not underflow. ``"auto"`` (the default)
-        takes ``"loop"`` for a single step, for at most 2 steps of 256 rows or more, and for
-        at most 8 steps of 256 rows or more within 2^18 entries, and ``"banded"``
-        otherwise; ``benchmarks/scan_speed.py`` compares the forms.
+        not underflow. ``"auto"`` (the default) takes ``"loop"`` for a single step, for at
+        most 2 steps of 256 rows or more, and for at most 8 steps of 256 rows or more within
+        2^18 entries, and ``"banded"`` otherwise; ``benchmarks/scan_speed.py`` compares the
+        forms.
 
     Returns
     -------
