@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from rlfound.grading import Grader, grade_batch, load_exercises
-from rlfound.grading.starter import starter_source
+from rlfound.grading.authoring.starter import starter_source
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,10 +1,10 @@
 """Listings of library functions as the book shows them: the code with a trimmed docstring.
 
 The one implementation behind the book's ``{listing}`` directive (``_ext/listing.py``) and the
-class pack's notebooks (``rlfound.grading.classpack``), so that a page and its notebook show
-the same code. A listing keeps a function's signature, the summary of its docstring with its
-equation, and its code; the reference part of the docstring (Parameters, Returns, Raises,
-References, Examples) lives on the function's API reference page.
+class pack's notebooks (``rlfound.grading.distribution.classpack``), so that a page and its
+notebook show the same code. A listing keeps a function's signature, the summary of its
+docstring with its equation, and its code; the reference part of the docstring (Parameters,
+Returns, Raises, References, Examples) lives on the function's API reference page.
 
 The trimmed docstring is the summary line, and, when the extended summary has an equation (an
 indented block), every paragraph up to that equation and the sentence that goes on after it

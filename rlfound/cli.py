@@ -194,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _classpack(parser, args, exercises) -> int:
-    from rlfound.grading import classpack
+    from rlfound.grading.distribution import classpack
 
     try:
         files = classpack.write_pack(
@@ -250,8 +250,8 @@ def _list(exercises) -> int:
 
 
 def _starter(parser, args, exercise) -> int:
-    from rlfound.grading import starter
-    from rlfound.grading.atomic import write_atomic
+    from rlfound.grading.authoring import starter
+    from rlfound.grading.output.atomic import write_atomic
 
     text = starter.starter_notebook(exercise) if args.notebook else starter.starter_source(exercise)
     if args.output == "-":
@@ -267,8 +267,9 @@ def _starter(parser, args, exercise) -> int:
 
 
 def _check(parser, args, exercises) -> int:
-    from rlfound.grading import starter, submissions
-    from rlfound.grading.grader import Grader
+    from rlfound.grading.authoring import starter
+    from rlfound.grading.intake import submissions
+    from rlfound.grading.scoring.grader import Grader
 
     submission = submissions.read_submission(Path(args.file))
     if submission.source is None:
@@ -301,9 +302,9 @@ def _check(parser, args, exercises) -> int:
 
 
 def _grade(parser, args, exercise) -> int:
-    from rlfound.grading.batch import grade_batch
-    from rlfound.grading.grader import Grader
     from rlfound.grading.sandbox import describe_mode
+    from rlfound.grading.scoring.batch import grade_batch
+    from rlfound.grading.scoring.grader import Grader
 
     grader = Grader(exercise, seed=args.seed, mode=args.mode, limits=_limits(args))
     print(describe_mode(grader.mode), file=sys.stderr)
@@ -344,7 +345,7 @@ def _grade(parser, args, exercise) -> int:
 
 
 def _verify(parser, args, exercises) -> int:
-    from rlfound.grading import verify
+    from rlfound.grading.authoring import verify
     from rlfound.grading.sandbox import resolve_mode
 
     try:
@@ -368,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the ``rlfound`` command; return its exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    from rlfound.grading import spec
+    from rlfound.grading.authoring import spec
 
     try:
         exercises = spec.load_exercises(args.exercises)
@@ -388,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
             return _starter(parser, args, exercise)
         if args.command == "grade":
             return _grade(parser, args, exercise)
-        from rlfound.grading.gradescope import build_bundle
+        from rlfound.grading.distribution.gradescope import build_bundle
 
         build_bundle(exercise, Path(args.output), seed=args.seed, timeout=args.timeout)
         print(f"wrote {args.output}", file=sys.stderr)

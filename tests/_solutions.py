@@ -38,7 +38,7 @@ def run_checks(exercise, module, seed: int = 7) -> dict:
 
     import numpy as np
 
-    from rlfound.grading import spec
+    from rlfound.grading.authoring import spec
 
     reference = exercise.reference()
     outcomes = {}
@@ -57,7 +57,7 @@ def run_checks(exercise, module, seed: int = 7) -> dict:
 
 def load_starter(source: str, folder: Path, name: str) -> ModuleType:
     """The student starter generated from a reference solution's ``source``, imported."""
-    from rlfound.grading.starter import strip_solutions
+    from rlfound.grading.authoring.starter import strip_solutions
 
     path = Path(folder) / f"starter_{name}.py"
     path.write_text(strip_solutions(source), encoding="utf-8")

@@ -23,8 +23,10 @@ import pytest
 import yaml
 
 from rlfound.cli import main
-from rlfound.grading import classpack, load_exercises, starter
-from rlfound.grading.spec import BOOK_SOLUTIONS
+from rlfound.grading import load_exercises
+from rlfound.grading.authoring import starter
+from rlfound.grading.authoring.spec import BOOK_SOLUTIONS
+from rlfound.grading.distribution import classpack
 from tests._solutions import load_module
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,8 +1,8 @@
 """Every reference solution, as a file: markers, starter, imports and docstring examples.
 
 The checks run once for the solution of every exercise the grader knows (the specifications
-in ``rlfound/grading/exercises/``), and every ``solutions/*.py`` file must belong to one, so
-a new solution cannot escape them (``solutions/__init__.py`` only makes the folder the
+in ``rlfound/grading/authoring/exercises/``), and every ``solutions/*.py`` file must belong to
+one, so a new solution cannot escape them (``solutions/__init__.py`` only makes the folder the
 installed package ``rlfound.solutions``). The value of each solution is tested per chapter, in
 ``test_solutions*.py``.
 
@@ -10,8 +10,8 @@ The functions a student writes in a solution file are the specification's ``func
 (with exactly its parameters), plus the student's own tests: every top-level ``test_*``
 function of the file, which takes no parameters. Each holds exactly one
 ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region, and the starter, made by the grader's
-own :func:`~rlfound.grading.starter.strip_solutions`, keeps its signature and docstring and
-replaces the rest of its body with ``raise NotImplementedError``.
+own :func:`~rlfound.grading.authoring.starter.strip_solutions`, keeps its signature and docstring
+and replaces the rest of its body with ``raise NotImplementedError``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import inspect
 import numpy as np
 import pytest
 
-from rlfound.grading.spec import Answer, Compare, Exercise, Function, load_exercises
-from rlfound.grading.starter import BEGIN, END, strip_solutions
+from rlfound.grading.authoring.spec import Answer, Compare, Exercise, Function, load_exercises
+from rlfound.grading.authoring.starter import BEGIN, END, strip_solutions
 from tests._solutions import SOLUTIONS, load_solution
 
 EXERCISES = load_exercises()

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from rlfound import bandits, episodes, groups, mdp, policy_gradient
-from rlfound.grading.spec import BUILTIN_DIR, load_file
+from rlfound.grading.authoring.spec import BUILTIN_DIR, load_file
 from tests._solutions import load_solution
 from tests.oracles import (
     central_differences,

@@ -21,7 +21,7 @@ import pytest
 from scipy import optimize
 
 from rlfound import kl
-from rlfound.grading import spec
+from rlfound.grading.authoring import spec
 from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
 from tests.oracles import (
     central_differences,

@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from rlfound.grading import spec
+from rlfound.grading.authoring import spec
 from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
 from tests.oracles import softmax_rows
 

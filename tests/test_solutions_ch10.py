@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from rlfound import entropy
-from rlfound.grading import spec
+from rlfound.grading.authoring import spec
 from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
 from tests.oracles import (
     BIGRAM_TABLE,

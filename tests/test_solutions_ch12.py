@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from rlfound import diagnostics, importance, ppo
-from rlfound.grading import spec
+from rlfound.grading.authoring import spec
 from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
 
 solution = load_solution("estimator_diagnostics")

@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pytest
 
-from rlfound.grading import spec
+from rlfound.grading.authoring import spec
 from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
 from tests.oracles import (
     CE_BEHAVIOR,

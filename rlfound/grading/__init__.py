@@ -1,31 +1,35 @@
 """The rlfound grader: exercise specifications, starters, self-check and batch grading.
 
-Student code is untrusted. The grader never imports it: a worker process
-(:mod:`rlfound.grading.worker`, run by :mod:`rlfound.grading.sandbox`) calls the student's
-functions and returns plain numbers and arrays (:mod:`rlfound.grading.protocol`); this
-process alone computes the reference outputs, compares (:mod:`rlfound.grading.compare`) and
-scores (:mod:`rlfound.grading.grader`), and writes the reports
-(:mod:`rlfound.grading.report`).
+Student code is untrusted. The grader never imports it: a worker process runs it
+(:mod:`rlfound.grading.sandbox`) and returns plain numbers and arrays over a strict wire
+format; this process alone computes the reference outputs, compares and scores, and writes
+the reports. The package is laid out by phase, each importing only the phases before it:
 
-Modules, each importing only modules listed before it: ``compare`` (the tolerance
-comparison), ``text`` (student text made bounded and inert), ``spec`` (the exercise format),
-``starter`` (starters from reference solutions), ``files`` (reading without following links,
-removing what a submission left), ``submissions`` (finding entries and reading ``.py``/
-``.ipynb`` files as text), ``protocol`` (the wire format), ``worker`` and ``launcher`` (the
-scripts that run student code and start it in a private root), ``cgroups`` (control groups
-per submission), ``accounts`` (unprivileged worker users), ``runtime`` (the private root),
-``sandbox`` (the process boundary), ``results`` (what grading found), ``grader``, ``atomic``
-(atomic file writes), ``report`` (``results.json``, ``feedback.md``, ``grades.csv``,
-``skipped.csv``), ``batch`` (grading a class), ``verify`` (checking a specification) and
-``gradescope`` (the autograder bundle), ``classpack`` (the notebooks and starters a teacher
-hands out). The ``rlfound`` command is :mod:`rlfound.cli`.
+``authoring``
+    The exercise format (:mod:`~rlfound.grading.authoring.spec`), starters made from
+    reference solutions, :mod:`~rlfound.grading.authoring.verify`, and the book's exercises.
+``intake``
+    Finding submissions, reading files without following links, student text made bounded
+    and inert.
+``sandbox``
+    Modes, the worker's life cycle and watchdog, process tracking, control groups, worker
+    users, the private root; ``sandbox/inside/`` holds the only files copied into the
+    sandbox (standard library only).
+``scoring``
+    The tolerance comparison, the :class:`Grader`, its results, :func:`grade_batch`.
+``output``
+    ``results.json``, ``feedback.md``, ``grades.csv`` and atomic writes.
+``distribution``
+    The Gradescope autograder bundle and the class pack.
+
+The ``rlfound`` command is :mod:`rlfound.cli`.
 """
 
-from rlfound.grading.batch import grade_batch
-from rlfound.grading.grader import Grader
-from rlfound.grading.results import CheckResult, SubmissionResult
+from rlfound.grading.authoring.spec import Exercise, load_exercises
 from rlfound.grading.sandbox import Limits
-from rlfound.grading.spec import Exercise, load_exercises
+from rlfound.grading.scoring.batch import grade_batch
+from rlfound.grading.scoring.grader import Grader
+from rlfound.grading.scoring.results import CheckResult, SubmissionResult
 
 __all__ = [
     "CheckResult",

@@ -22,12 +22,13 @@ from unittest import mock
 import psutil
 import pytest
 
-from rlfound.grading import accounts, runtime
 from rlfound.grading.sandbox import (
     TOKEN_VARIABLE,
     Worker,
+    accounts,
     bwrap_works,
     in_namespace,
+    runtime,
     user_mode_problem,
 )
 
@@ -196,7 +197,7 @@ def non_root_runner() -> tuple[list[str] | None, str]:
     The test user (``rlfound-tester``, a system user without a home) is created if missing.
     Where the interpreter sits in a folder other users cannot enter (``/root/.pyenv``), the
     command runs in a private mount namespace in which that folder is replaced by the grader's
-    private root (:mod:`rlfound.grading.runtime`), which holds the same interpreter and
+    private root (:mod:`rlfound.grading.sandbox.runtime`), which holds the same interpreter and
     standard library, readable by everyone; nothing changes for the rest of the machine.
     """
     if os.geteuid() != 0:
@@ -319,7 +320,7 @@ def write_instructor_exercise(folder: Path) -> None:
     (folder / "double.py").write_text(
         textwrap.dedent(
             """
-            from rlfound.grading.spec import Answer, Compare, Exercise, Function, Manual
+            from rlfound.grading.authoring.spec import Answer, Compare, Exercise, Function, Manual
 
             def inputs(rng):
                 return [{"x": rng.normal(size=4)} for _ in range(3)]

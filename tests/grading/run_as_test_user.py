@@ -48,7 +48,7 @@ def main(argv: list[str]) -> int:
         command += [f"--basetemp={home / 'pytest'}", *argv]
         return subprocess.run(command, cwd=REPO, env=environment, check=False).returncode
     finally:
-        from rlfound.grading.files import remove_tree
+        from rlfound.grading.intake.files import remove_tree
 
         remove_tree(home)
         shutil.rmtree(home, ignore_errors=True)

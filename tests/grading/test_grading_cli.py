@@ -169,7 +169,7 @@ def test_python_dash_m_rlfound_runs_the_command():
 
 
 def test_gradescope_runner_reports_an_empty_upload(tmp_path):
-    from rlfound.grading.gradescope import main as gradescope_main
+    from rlfound.grading.distribution.gradescope import main as gradescope_main
 
     (tmp_path / "submission").mkdir()
     results = tmp_path / "results.json"
@@ -181,9 +181,9 @@ def test_gradescope_runner_reports_an_empty_upload(tmp_path):
 
 def test_a_grader_failure_is_not_reported_as_a_zero(capsys, tmp_path, monkeypatch):
     """If the worker cannot even start, `grade` says so and exits 1."""
-    import rlfound.grading.sandbox as sandbox
+    from rlfound.grading.sandbox import runtime
 
-    monkeypatch.setattr(sandbox, "_interpreter", lambda: tmp_path / "no-python")
+    monkeypatch.setattr(runtime, "interpreter", lambda: tmp_path / "no-python")
     copy_reference(tmp_path / "class", "ana")
     argv = ["grade", "gae-recursion", str(tmp_path / "class"), "--out", str(tmp_path / "out")]
     status, _, err = run(capsys, *argv, "--mode", "default")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rlfound.grading.compare import compare
+from rlfound.grading.scoring.compare import compare
 
 
 def test_equal_arrays_pass():

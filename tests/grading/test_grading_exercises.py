@@ -13,14 +13,14 @@ import pytest
 from _grading_helpers import requires_bwrap, write_instructor_exercise
 
 from rlfound.grading import Grader, load_exercises
-from rlfound.grading.spec import Answer, Compare, Exercise, Function, Raises, load_file
-from rlfound.grading.starter import (
+from rlfound.grading.authoring.spec import Answer, Compare, Exercise, Function, Raises, load_file
+from rlfound.grading.authoring.starter import (
     exercise_of,
     starter_notebook,
     starter_source,
     strip_solutions,
 )
-from rlfound.grading.submissions import (
+from rlfound.grading.intake.submissions import (
     Submission,
     notebook_cells,
     notebook_code,
@@ -326,7 +326,7 @@ def test_graded_only_inputs_follow_the_seed():
 
 
 def test_submission_names_are_unique_and_safe(tmp_path):
-    from rlfound.grading.submissions import expand
+    from rlfound.grading.intake.submissions import expand
 
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
@@ -341,7 +341,7 @@ def test_submission_names_are_unique_and_safe(tmp_path):
 def test_a_look_alike_never_takes_a_classmates_name(tmp_path):
     """Own names first: whatever sorts first, ``alice.py`` is ``alice``; a file whose name had
     to be changed, or that shares a stem, gets a name no other file's name gives."""
-    from rlfound.grading.submissions import scan
+    from rlfound.grading.intake.submissions import scan
 
     for name in (
         "alice!.py",
@@ -373,7 +373,7 @@ def test_the_submissions_folder_is_data(tmp_path):
     """Links, FIFOs, sockets and folders are never read; each is reported with the reason."""
     import socket
 
-    from rlfound.grading.submissions import scan
+    from rlfound.grading.intake.submissions import scan
 
     folder = tmp_path / "class"
     folder.mkdir()

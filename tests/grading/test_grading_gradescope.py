@@ -36,7 +36,8 @@ from _grading_helpers import (
 )
 
 from rlfound.cli import main
-from rlfound.grading import gradescope, spec
+from rlfound.grading.authoring import spec
+from rlfound.grading.distribution import gradescope
 
 REFERENCE_GAE = (REPO / "solutions" / "gae_recursion.py").read_text()
 
@@ -68,7 +69,11 @@ def test_the_zip_has_gradescopes_layout(tmp_path):
         scripts = {name: archive.read(name).decode() for name in ("setup.sh", "run_autograder")}
     # setup.sh and run_autograder at the root of the archive, the package next to them.
     assert {"setup.sh", "run_autograder", "requirements.txt"} <= names
-    assert {"rlfound/__init__.py", "rlfound/grading/worker.py", "rlfound/cli.py"} <= names
+    assert {
+        "rlfound/__init__.py",
+        "rlfound/grading/sandbox/inside/worker.py",
+        "rlfound/cli.py",
+    } <= names
     assert not any(name.startswith("source/") for name in names)
     for script in scripts.values():
         subprocess.run(["bash", "-n"], input=script, text=True, check=True)

@@ -62,10 +62,12 @@ from _grading_helpers import (
     requires_user_mode,
 )
 
-from rlfound.grading import files, load_exercises, report
-from rlfound.grading.cgroups import NO_CGROUPS_VARIABLE
+from rlfound.grading import load_exercises
+from rlfound.grading.authoring.starter import starter_source
+from rlfound.grading.intake import files
+from rlfound.grading.output import report
 from rlfound.grading.sandbox import NO_BWRAP_VARIABLE
-from rlfound.grading.starter import starter_source
+from rlfound.grading.sandbox.cgroups import NO_CGROUPS_VARIABLE
 
 #: Every test here grades a whole class, 10 to 35 seconds each: left out of make test-fast.
 pytestmark = pytest.mark.slow

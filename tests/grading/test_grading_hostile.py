@@ -28,10 +28,10 @@ from _grading_helpers import (
 )
 
 from rlfound.grading import load_exercises
-from rlfound.grading.batch import grade_batch
-from rlfound.grading.grader import Grader
+from rlfound.grading.authoring.starter import starter_source
 from rlfound.grading.sandbox import Limits
-from rlfound.grading.starter import starter_source
+from rlfound.grading.scoring.batch import grade_batch
+from rlfound.grading.scoring.grader import Grader
 
 TIMEOUT = 5.0
 #: Address space of a worker in these tests: enough for NumPy, small enough to fill fast.

@@ -29,7 +29,8 @@ from _grading_helpers import (
     requirements_only_venv,
 )
 
-from rlfound.grading import load_exercises, spec
+from rlfound.grading import load_exercises
+from rlfound.grading.authoring import spec
 
 EXERCISES = load_exercises()
 #: What a clean checkout holds, minus build output, environments and caches (.gitignore).
@@ -162,7 +163,7 @@ def test_the_wheel_ships_the_solutions_and_the_chapters(wheel):
     assert len(book_pages) == 2 * len(list((REPO / "chapters").glob("*.md")))
     assert not any(name.endswith(".ipynb") for name in names)
     assert not any(name.startswith(("solutions/", "tests/", "chapters/")) for name in names)
-    specs = {f"rlfound/grading/exercises/{e.source.name}" for e in EXERCISES.values()}
+    specs = {f"rlfound/grading/authoring/exercises/{e.source.name}" for e in EXERCISES.values()}
     assert specs <= names
 
 
@@ -249,7 +250,8 @@ def test_a_teacher_makes_a_class_pack_from_an_installed_wheel(installed, wheel, 
     """rlfound classpack outside a checkout: the same files as from the checkout, starters
     without solutions, the README's commands work, and a chapter that reads its data runs in
     a fresh kernel from the pack's folder."""
-    from rlfound.grading import classpack, starter
+    from rlfound.grading.authoring import starter
+    from rlfound.grading.distribution import classpack
     from tests.test_classpack import files_of, long_solution_regions, pack_lines
 
     teacher = tmp_path / "course"

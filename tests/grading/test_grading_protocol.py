@@ -8,7 +8,7 @@ import struct
 import numpy as np
 import pytest
 
-from rlfound.grading import protocol
+from rlfound.grading.sandbox.inside import protocol
 
 
 def roundtrip(value):

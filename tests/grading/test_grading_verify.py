@@ -14,7 +14,7 @@ import pytest
 
 from rlfound.cli import main
 from rlfound.grading import load_exercises
-from rlfound.grading.spec import BUILTIN_DIR
+from rlfound.grading.authoring.spec import BUILTIN_DIR
 
 IDS = sorted(load_exercises())
 TRIVIAL = "trivial submissions (all zeros, constants, an argument returned unchanged) score zero"
@@ -53,7 +53,14 @@ def write_spec(folder, checks=GOOD_CHECKS, *, solution=SOLUTION, functions=None)
 
         import numpy as np
 
-        from rlfound.grading.spec import Answer, Compare, Exercise, Function, Property, Raises
+        from rlfound.grading.authoring.spec import (
+            Answer,
+            Compare,
+            Exercise,
+            Function,
+            Property,
+            Raises,
+        )
 
 
         def random_inputs(rng):

@@ -1,0 +1,292 @@
+"""Exercise ``entropy-gradient``: the entropy of a softmax and its gradient, for any logits."""
+
+import numpy as np
+
+from rlfound.grading.authoring.spec import (
+    BOOK_SOLUTIONS,
+    Answer,
+    Compare,
+    Exercise,
+    Function,
+    Gradient,
+    Manual,
+    Property,
+    Raises,
+)
+
+
+def total_entropy(logits):
+    """Σ over rows of -Σ_a π(a) log π(a), written independently of any solution (trusted)."""
+    logits = np.asarray(logits, dtype=np.float64)
+    top = np.max(logits, axis=-1, keepdims=True)
+    log_probs = logits - top - np.log(np.sum(np.exp(logits - top), axis=-1, keepdims=True))
+    return float(-np.sum(np.exp(log_probs) * log_probs))
+
+
+def random_cases(rng):
+    """Logits of a single distribution and of batches, with K from 1 to 12."""
+    shapes = ((1,), (2,), (5,), (3, 4), (2, 3, 6), (4, 12))
+    return [{"logits": float(rng.uniform(0.5, 4.0)) * rng.normal(size=shape)} for shape in shapes]
+
+
+def unseen_cases(rng):
+    """Larger batches and vocabularies the student has not seen."""
+    shapes = ((50,), (8, 30), (2, 5, 3), (16, 2))
+    return [{"logits": float(rng.uniform(0.5, 6.0)) * rng.normal(size=shape)} for shape in shapes]
+
+
+def peaked_cases(rng):
+    """Moderately peaked rows (logit gaps up to ~15), where the gradient is still visible."""
+    cases = []
+    for size in (3, 6):
+        logits = rng.normal(size=(4, size))
+        logits[np.arange(4), rng.integers(0, size, 4)] += rng.uniform(5.0, 15.0, 4)
+        cases.append({"logits": logits})
+    return cases
+
+
+def extreme_cases(rng):
+    """Logits hundreds to ~1e308 apart: probabilities underflow to exactly 0.
+
+    A naive ``log(softmax(z))`` gives ``-inf`` there and ``0 * -inf = nan``. Rows with one huge
+    favorite have entropy and gradient exactly 0; rows whose two favorites are huge but close
+    (``scale`` and ``scale + log 3``) have those of the distribution (1/4, 3/4).
+    """
+    scale = float(rng.uniform(500.0, 2000.0))
+    return [
+        {"logits": np.array([scale, 0.0, -scale])},
+        {"logits": np.array([[scale, scale + np.log(3.0), -scale, 1.0], [0.0, 0.0, 0.0, 0.0]])},
+        {"logits": np.array([1e300, -1e300, 0.0])},
+        {"logits": np.array([[1.7e308, -1.7e308], [1e300, 1e300]])},
+        {"logits": np.array([[-scale, scale, scale + 1.0, 0.0], [scale, -scale, 0.0, 0.0]])},
+        {"logits": np.full((2, 5), float(rng.uniform(-1e6, 1e6)))},
+    ]
+
+
+def unseen_extreme_cases(rng):
+    """Batches of rows with a huge favorite (up to 1e300) or two huge, close favorites."""
+    cases = []
+    for shape in ((6, 4), (3, 2, 6)):
+        logits = rng.normal(size=shape)
+        for index in np.ndindex(shape[:-1]):
+            first, second = rng.choice(shape[-1], size=2, replace=False)
+            if rng.random() < 0.5:
+                big = float(rng.uniform(1e3, 1e6))
+                logits[(*index, int(first))] = big
+                logits[(*index, int(second))] = big + float(rng.uniform(-2.0, 2.0))
+            else:
+                logits[(*index, int(first))] = float(rng.uniform(1e3, 1e300))
+        cases.append({"logits": logits})
+    return cases
+
+
+def _uniform_rows(logits):
+    logits = np.asarray(logits)
+    return np.all(logits == logits[..., :1], axis=-1)
+
+
+def rows_sum_to_zero(gradient, case):
+    """Adding a constant to a row of logits leaves its entropy unchanged: each row sums to 0;
+    and a row that is not uniform has a gradient that is not zero."""
+    if gradient.shape != np.shape(case["logits"]):
+        return f"expected shape {np.shape(case['logits'])}, got shape {gradient.shape}"
+    worst = float(np.max(np.abs(np.sum(gradient, axis=-1))))
+    if worst > 1e-10:
+        return f"a row of the gradient sums to {worst:.3g}, not 0"
+    moving = np.max(np.abs(gradient), axis=-1)[~_uniform_rows(case["logits"])]
+    return bool(np.all(moving > 1e-8)) or "the gradient is zero at a row that is not uniform"
+
+
+def zero_at_uniform(gradient, case):
+    """The uniform distribution is the maximum of the entropy: the gradient is 0 there, and only
+    there."""
+    if gradient.shape != np.shape(case["logits"]):
+        return f"expected shape {np.shape(case['logits'])}, got shape {gradient.shape}"
+    uniform = _uniform_rows(case["logits"])
+    size = np.max(np.abs(gradient), axis=-1)
+    if np.any(size[uniform] > 1e-12):
+        return f"the gradient at a uniform row is up to {float(np.max(size[uniform])):.3g}, not 0"
+    return (
+        bool(np.all(size[~uniform] > 1e-8)) or "the gradient is zero at a row that is not uniform"
+    )
+
+
+# pi = (1/4, 3/4): H = -(1/4) log(1/4) - (3/4) log(3/4) and dH/dz_a = -pi(a) (log pi(a) + H).
+BOOK_PI = np.array([0.25, 0.75])
+BOOK_H = float(-np.sum(BOOK_PI * np.log(BOOK_PI)))
+BOOK_GRADIENT = -BOOK_PI * (np.log(BOOK_PI) + BOOK_H)
+
+# Uniform rows (gradient 0) next to rows that are not (gradient not 0); K = 1 is uniform.
+MIXED_ROWS = [
+    {"logits": np.array([[0.0, 0.0, 0.0, 0.0], [0.0, np.log(3.0), 1.0, 2.0]])},
+    {"logits": np.array([[-2.5] * 7, [-2.5] * 6 + [-2.0], [4.0] * 7])},
+    {"logits": np.full((2, 1), 9.0)},
+    {"logits": np.array([1.0, 1.0, 1.0, 1.0001])},
+]
+
+EXERCISE = Exercise(
+    id="entropy-gradient",
+    title="The entropy of a softmax and its gradient",
+    chapter=10,
+    stars=2,
+    solution=BOOK_SOLUTIONS / "entropy_gradient.py",
+    functions=[
+        Function(name="softmax_entropy", parameters="logits"),
+        Function(name="softmax_entropy_gradient", parameters="logits"),
+    ],
+    checks=[
+        Answer(
+            name="uniform-entropy",
+            function="softmax_entropy",
+            kwargs={"logits": np.zeros(4)},
+            expected=np.log(4.0),
+            description="The uniform distribution over 4 tokens has entropy log 4.",
+        ),
+        Answer(
+            name="book-gradient",
+            function="softmax_entropy_gradient",
+            kwargs={"logits": np.log(BOOK_PI)},
+            expected=BOOK_GRADIENT,
+            description="pi = (1/4, 3/4): the gradient is -pi (log pi + H), H = 0.5623.",
+        ),
+        Compare(
+            name="entropy-random",
+            function="softmax_entropy",
+            inputs=random_cases,
+            points=2,
+            description="The entropy matches the reference on random logits of several shapes.",
+        ),
+        Compare(
+            name="gradient-random",
+            function="softmax_entropy_gradient",
+            inputs=random_cases,
+            points=2,
+            description="The gradient matches the reference on random logits of several shapes.",
+        ),
+        Gradient(
+            name="finite-differences",
+            function="softmax_entropy_gradient",
+            objective=total_entropy,
+            wrt="logits",
+            inputs=random_cases,
+            points=2,
+            description="The gradient matches central finite differences of the entropy.",
+        ),
+        Gradient(
+            name="finite-differences-peaked",
+            function="softmax_entropy_gradient",
+            objective=total_entropy,
+            wrt="logits",
+            inputs=peaked_cases,
+            description="Finite differences on peaked rows, where most gradients are tiny.",
+        ),
+        Property(
+            name="rows-sum-to-zero",
+            function="softmax_entropy_gradient",
+            inputs=random_cases,
+            holds=rows_sum_to_zero,
+            description="Every row of the gradient sums to zero, and is not zero everywhere.",
+        ),
+        Property(
+            name="zero-at-uniform",
+            function="softmax_entropy_gradient",
+            inputs=MIXED_ROWS,
+            holds=zero_at_uniform,
+            description="The gradient is zero at uniform rows and only there.",
+        ),
+        Compare(
+            name="extreme-logits-entropy",
+            function="softmax_entropy",
+            inputs=extreme_cases,
+            description="Exact, finite entropies for logits hundreds to 1e308 apart.",
+        ),
+        Compare(
+            name="extreme-logits-gradient",
+            function="softmax_entropy_gradient",
+            inputs=extreme_cases,
+            description="Exact, finite gradients for logits hundreds to 1e308 apart.",
+        ),
+        Raises(
+            name="non-finite-logits",
+            function="softmax_entropy",
+            kwargs={"logits": np.array([0.0, np.inf])},
+            description="An infinite logit raises ValueError.",
+        ),
+        Raises(
+            name="nan-logits-gradient",
+            function="softmax_entropy_gradient",
+            kwargs={"logits": np.array([[0.0, 1.0], [np.nan, 0.0]])},
+            description="A NaN logit raises ValueError.",
+        ),
+        Raises(
+            name="scalar-logits",
+            function="softmax_entropy",
+            kwargs={"logits": np.array(1.5)},
+            description="A scalar (no category axis) raises ValueError.",
+        ),
+        Raises(
+            name="empty-last-axis",
+            function="softmax_entropy_gradient",
+            kwargs={"logits": np.zeros((3, 0))},
+            description="Rows without a category raise ValueError.",
+        ),
+        Compare(
+            name="graded-entropy",
+            function="softmax_entropy",
+            inputs=unseen_cases,
+            public=False,
+            description="The entropy on logits the student has not seen.",
+        ),
+        Compare(
+            name="graded-gradient",
+            function="softmax_entropy_gradient",
+            inputs=unseen_cases,
+            points=2,
+            public=False,
+            description="The gradient on logits the student has not seen.",
+        ),
+        Gradient(
+            name="graded-finite-differences",
+            function="softmax_entropy_gradient",
+            objective=total_entropy,
+            wrt="logits",
+            inputs=unseen_cases,
+            public=False,
+            description="Finite differences on logits the student has not seen.",
+        ),
+        Compare(
+            name="graded-extreme-entropy",
+            function="softmax_entropy",
+            inputs=unseen_extreme_cases,
+            public=False,
+            description="Huge logits at unseen positions: the entropy.",
+        ),
+        Compare(
+            name="graded-extreme-gradient",
+            function="softmax_entropy_gradient",
+            inputs=unseen_extreme_cases,
+            points=2,
+            public=False,
+            description="Huge logits at unseen positions: the gradient.",
+        ),
+    ],
+    manual=[
+        Manual(
+            name="derivation",
+            points=2,
+            description=(
+                "Derive dH/dz_a = -pi(a) (log pi(a) + H) from d pi(b)/dz_a = pi(b) (1[a = b] - "
+                "pi(a)), and explain why the rows sum to zero and why the gradient is zero at the "
+                "uniform distribution."
+            ),
+        ),
+        Manual(
+            name="test-function",
+            points=1,
+            description=(
+                "test_softmax_entropy_gradient compares the gradient with central differences on "
+                "several shapes and checks rows with extreme logits and bad input."
+            ),
+        ),
+    ],
+)

@@ -1,0 +1,250 @@
+"""Gradescope: build an autograder bundle, and the entry point the bundle runs.
+
+``rlfound gradescope EXERCISE -o autograder.zip`` writes a zip laid out as Gradescope's
+autograder specification asks: Gradescope extracts it into ``/autograder/source``, so its
+root holds
+
+* ``setup.sh``, which Gradescope runs once, as root, while it builds the image: it installs
+  Python and (where the image allows it) bubblewrap with ``apt-get``, creates the virtual
+  environment ``/autograder/venv`` and installs ``requirements.txt`` into it;
+* ``requirements.txt``, rlfound's runtime requirements, read from its package metadata;
+* ``run_autograder``, which Gradescope copies to ``/autograder/run_autograder`` and runs from
+  ``/autograder`` for each submission: it runs
+  ``python -m rlfound.grading.distribution.gradescope``, which grades the file in
+  ``/autograder/submission`` with the same grader as ``rlfound grade`` and
+  writes ``/autograder/results/results.json``;
+* ``rlfound/``, the package, with only the exercise's own reference solution in
+  ``rlfound/solutions/``; and, for an instructor's exercise, ``exercises/`` with its
+  specification and reference solution.
+
+Both scripts find these folders from their own location (``setup.sh`` sits in the source
+folder, ``run_autograder`` in its parent), so the bundle can be tried in any folder laid out
+like ``/autograder``; on Gradescope the paths are exactly Gradescope's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import io
+import os
+import re
+import stat
+import sys
+import zipfile
+from pathlib import Path
+
+from rlfound.grading.authoring import spec
+from rlfound.grading.authoring.starter import exercise_of
+from rlfound.grading.intake import submissions
+from rlfound.grading.intake.files import read_regular
+from rlfound.grading.output import report
+from rlfound.grading.output.atomic import write_atomic, write_atomic_bytes
+from rlfound.grading.sandbox import Limits, describe_mode
+from rlfound.grading.scoring.grader import Grader
+
+__all__ = [
+    "RUN_AUTOGRADER",
+    "SETUP_SH",
+    "build_bundle",
+    "choose_submission",
+    "main",
+    "requirements",
+]
+
+_PACKAGE = Path(__file__).resolve().parents[2]
+#: A requirement that belongs to an extra (``...; extra == "book"``), not to the grader.
+_EXTRA_MARKER = re.compile(r"\bextra\s*==")
+#: Fixed timestamp of every file in the zip, so the same inputs give the same bundle.
+_DATE = (2020, 1, 1, 0, 0, 0)
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, while it builds the autograder image. It sits in the
+# bundle's folder (/autograder/source); the virtual environment goes next to that folder
+# (/autograder/venv), wherever the bundle was unpacked.
+set -euo pipefail
+source_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$source_dir")"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update
+  apt-get install -y python3 python3-venv python3-pip
+  # bubblewrap gives the grader its strong sandbox where the image allows namespaces.
+  apt-get install -y bubblewrap || echo "no bubblewrap: the grader uses its default sandbox"
+fi
+python3 -m venv "$root/venv"
+"$root/venv/bin/python" -m pip install --upgrade pip
+"$root/venv/bin/python" -m pip install -r "$source_dir/requirements.txt"
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope copies this file to /autograder/run_autograder and runs it from /autograder for
+# every submission. It grades the file in /autograder/submission and writes
+# /autograder/results/results.json. It finds those folders from its own location, so the copy
+# in the bundle's folder (/autograder/source/run_autograder) works too.
+set -euo pipefail
+here="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+if [ -d "$here/source/rlfound" ]; then root="$here"; else root="$(dirname "$here")"; fi
+source_dir="$root/source"
+cd "$source_dir"
+PYTHONPATH="$source_dir" exec "$root/venv/bin/python" -m rlfound.grading.distribution.gradescope \\
+    --exercise {exercise_id} --seed {seed} --timeout {timeout}{exercises} \\
+    --submission-dir "$root/submission" --results "$root/results/results.json"
+"""
+
+
+def requirements() -> list[str]:
+    """rlfound's runtime requirements, from its installed package metadata, extras excluded.
+
+    Raises
+    ------
+    ValueError
+        If rlfound is not installed, so that it has no metadata to read.
+    """
+    try:
+        declared = importlib.metadata.requires("rlfound") or []
+    except importlib.metadata.PackageNotFoundError:
+        raise ValueError(
+            "rlfound is not installed, so its requirements are unknown; install it with pip"
+        ) from None
+    return [r for r in declared if not _EXTRA_MARKER.search(r.partition(";")[2])]
+
+
+def _add(bundle: zipfile.ZipFile, name: str, data: bytes, *, executable: bool = False) -> None:
+    info = zipfile.ZipInfo(name, date_time=_DATE)
+    info.external_attr = (0o755 if executable else 0o644) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    bundle.writestr(info, data)
+
+
+def _package_files() -> dict[str, Path]:
+    """The rlfound package's files by their name in the zip, without the book's solutions."""
+    files = {}
+    for path in sorted(_PACKAGE.rglob("*")):
+        relative = path.relative_to(_PACKAGE)
+        if "__pycache__" in relative.parts or path.suffix == ".pyc" or not path.is_file():
+            continue
+        # A wheel install holds every reference solution here; the bundle takes only its own.
+        if relative.parts[0] == "solutions":
+            continue
+        files[f"rlfound/{relative.as_posix()}"] = path
+    return files
+
+
+def build_bundle(exercise: spec.Exercise, output: Path, *, seed: int, timeout: float) -> None:
+    """Write a Gradescope autograder zip for ``exercise`` (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        If the exercise's reference solution is broken, a built-in exercise's solution is not
+        among the book's, an instructor's exercise names its solution by an absolute path or
+        outside the specification's folder (the bundle needs it next to the specification),
+        or rlfound is not installed.
+    """
+    exercise.reference()  # fail now, not on Gradescope, if the reference is broken
+    builtin = exercise.source is not None and exercise.source.parent == spec.BUILTIN_DIR
+    files = _package_files()
+    files["rlfound/solutions/__init__.py"] = spec.BOOK_SOLUTIONS / "__init__.py"
+    solution = exercise.solution_path
+    if builtin:
+        if solution.parent != spec.BOOK_SOLUTIONS:
+            raise ValueError(
+                f"solution of {exercise.id!r} must be in {spec.BOOK_SOLUTIONS}; got {solution}"
+            )
+        files[f"rlfound/solutions/{solution.name}"] = solution
+        extra = ""
+    else:
+        relative = Path(exercise.solution)
+        if relative.is_absolute() or ".." in relative.parts:
+            raise ValueError(
+                f"solution of {exercise.id!r} must be a path inside its specification's folder "
+                f"to be bundled; got {exercise.solution}"
+            )
+        files[f"exercises/{exercise.source.name}"] = exercise.source
+        files[f"exercises/{relative.as_posix()}"] = solution
+        extra = ' --exercises "$source_dir/exercises"'
+    run = RUN_AUTOGRADER.format(
+        exercise_id=exercise.id, seed=int(seed), timeout=float(timeout), exercises=extra
+    )
+    needed = "".join(f"{line}\n" for line in requirements())
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        _add(bundle, "setup.sh", SETUP_SH.encode(), executable=True)
+        _add(bundle, "run_autograder", run.encode(), executable=True)
+        header = "# rlfound's runtime requirements, from its package metadata\n"
+        _add(bundle, "requirements.txt", (header + needed).encode())
+        for name, path in sorted(files.items()):
+            _add(bundle, name, path.read_bytes())
+    write_atomic_bytes(output, buffer.getvalue())
+
+
+def _upload_files(folder: Path) -> list[Path]:
+    """The ``.py`` and ``.ipynb`` regular files of an upload, links never followed."""
+    found = []
+    for directory, subfolders, names in os.walk(folder, followlinks=False):
+        subfolders.sort()
+        for name in sorted(names):
+            path = Path(directory) / name
+            if path.suffix in submissions.SUFFIXES and stat.S_ISREG(os.lstat(path).st_mode):
+                found.append(path)
+    return sorted(found)
+
+
+def choose_submission(folder: Path, exercise: spec.Exercise) -> Path | None:
+    """The file to grade among a student's upload: the one that names or defines the exercise.
+
+    Only regular files count: a link in the upload (which could point at the reference
+    solution next to the grader) is never followed.
+    """
+    files = _upload_files(folder)
+    if len(files) <= 1:
+        return files[0] if files else None
+
+    def rank(path: Path) -> int:
+        try:
+            data = read_regular(path, submissions.MAX_BYTES).decode("utf-8", "replace")
+        except OSError:
+            return 2
+        if exercise_of(data) == exercise.id:
+            return 0
+        if all(f"def {f.name}(" in data for f in exercise.functions):
+            return 1
+        return 2
+
+    return min(files, key=rank)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Grade ``/autograder/submission`` and write ``/autograder/results/results.json``."""
+    parser = argparse.ArgumentParser(prog="python -m rlfound.grading.distribution.gradescope")
+    parser.add_argument("--exercise", required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=Limits.timeout)
+    parser.add_argument("--exercises", action="append", default=[])
+    parser.add_argument("--submission-dir", type=Path, default=Path("/autograder/submission"))
+    parser.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"))
+    args = parser.parse_args(argv)
+    exercises = spec.load_exercises(args.exercises)
+    if args.exercise not in exercises:
+        parser.error(f"argument --exercise: unknown exercise {args.exercise!r}")
+    exercise = exercises[args.exercise]
+    grader = Grader(exercise, seed=args.seed, limits=Limits(timeout=args.timeout))
+    print(describe_mode(grader.mode), file=sys.stderr)
+    chosen = choose_submission(args.submission_dir, exercise)
+    if chosen is None:
+        message = f"no .py or .ipynb file found in the submission ({args.submission_dir})"
+        result = grader.not_run("submission", None, message)
+    else:
+        try:
+            result = grader.grade(submissions.read_submission(chosen))
+        except Exception as error:  # the failure boundary: a results file in every case
+            message = f"the grader failed on this submission ({type(error).__name__}: {error})"
+            result = grader.not_run("submission", chosen, message, grader_error=True)
+    write_atomic(args.results, report.results_text(exercise, result))
+    print(report.results_json(exercise, result)["output"], file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

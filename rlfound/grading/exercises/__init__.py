@@ -1,4 +1,0 @@
-"""The book's exercise specifications, one file per exercise (see :mod:`rlfound.grading.spec`).
-
-Instructors write their own in the same format and load them with ``--exercises DIR``.
-"""

@@ -1,0 +1,401 @@
+"""Find submissions and read their code as text, without running any of it.
+
+A submission is a ``.py`` file, a ``.ipynb`` notebook, or a folder of those (each file in it is
+one submission; folders are read one level deep). The submissions folder is data, not
+instructions: :func:`scan` looks at each entry without following links, and only regular
+files are read. An entry named like a submission (``.py`` or ``.ipynb``) that is a link, a
+folder, a FIFO or a device still gets a row in the grades, with zero points and the reason;
+every other entry that is not graded is listed in :attr:`Scan.skipped` with the reason.
+
+Names are unique and stable: an entry whose file name gives a safe name (letters, digits,
+``.``, ``_``, ``-``) that no other entry's file name gives keeps it; every other entry (a name
+that had to be changed, or one that two files give) gets ``<safe name>-<hash of its path>``.
+So a look-alike file (``alice!.py``, or ``alice.ipynb`` next to ``alice.py``) can never take
+the row of the student whose file is ``alice.py``; ``grades.csv`` keeps each original file
+name too.
+
+``.py`` files are read as UTF-8, with or without a byte-order mark. A notebook's code cells
+are turned into Python the way Jupyter runs them, with IPython's own input transformer (as
+nbconvert's Python exporter does): magics, shell escapes and help syntax become calls of
+``get_ipython()``, which the worker answers with a stand-in that does nothing. A cell that
+starts with a cell magic other than ``%%python`` (``%%bash``, ``%%writefile``, ...) is not
+Python and is skipped, with a note in the feedback. The worker then runs the cells one after
+another, as Jupyter would: a cell that raises is reported, and the cells after it still run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from rlfound.grading.intake import files, text
+
+__all__ = [
+    "MAX_BYTES",
+    "RESERVED",
+    "SUFFIXES",
+    "Cell",
+    "Entry",
+    "Scan",
+    "Submission",
+    "expand",
+    "notebook_cells",
+    "notebook_code",
+    "read_submission",
+    "safe_name",
+    "scan",
+]
+
+#: Largest submission file read; anything bigger is reported, not read.
+MAX_BYTES = 2 * 1024 * 1024
+SUFFIXES = (".py", ".ipynb")
+#: Names taken by the class's reports in the output folder.
+RESERVED = ("grades.csv", "skipped.csv")
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    """One unit of code the worker runs: ``first_line`` is its first line in the file the
+    worker gets (1-based), ``label`` how the feedback names it (``cell 3``)."""
+
+    label: str
+    first_line: int
+    line_count: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Submission:
+    """One submission: its name, where it came from, and its code or why there is none.
+
+    ``cells`` is empty for a ``.py`` file (the worker runs it as one module) and lists the
+    code cells of a notebook; ``notes`` are remarks for the student (cells not run).
+    ``file_name`` is the entry's original file name (inert and capped).
+    """
+
+    name: str
+    path: Path | None
+    source: str | None
+    error: str | None = None
+    cells: tuple[Cell, ...] = ()
+    notes: tuple[str, ...] = ()
+    file_name: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One entry to grade: its name, its path, and why it cannot be read, if known already."""
+
+    name: str
+    path: Path
+    file_name: str
+    problem: str | None = None
+    dir_path: Path | None = None  # the folder it was found in (read relative to it)
+
+
+@dataclasses.dataclass(frozen=True)
+class Scan:
+    """What :func:`scan` found: the entries to grade and the entries skipped, with reasons."""
+
+    entries: list[Entry]
+    skipped: list[tuple[str, str]]
+
+
+def safe_name(stem: str) -> str:
+    """A file-system-safe name: letters, digits, ``.``, ``_`` and ``-``; no leading dot.
+
+    Examples
+    --------
+    >>> safe_name("../../etc/passwd")
+    'etc_passwd'
+    >>> safe_name("Ana María")
+    'Ana_Mar_a'
+    """
+    name = _SAFE.sub("_", stem).strip("._-") or "submission"
+    return name[:100]
+
+
+def _stem(file_name: str) -> str:
+    for suffix in SUFFIXES:
+        if file_name.endswith(suffix) and len(file_name) > len(suffix):
+            return file_name[: -len(suffix)]
+    return Path(file_name).stem or file_name
+
+
+def _display(path: Path) -> str:
+    """A path as text, whatever bytes it holds (undecodable bytes shown as escapes)."""
+    return text.clean(
+        os.fsdecode(bytes(path))
+        .encode("utf-8", "surrogateescape")
+        .decode("utf-8", "backslashreplace"),
+        text.NAME_CHARS,
+    )
+
+
+def _assign_names(found: list[tuple[str, Path, str, str | None, Path | None]]) -> list[Entry]:
+    """Give each entry its name (see the module docstring)."""
+    own: dict[str, list[int]] = {}
+    for index, (stem, _, _, _, _) in enumerate(found):
+        if safe_name(stem) == stem and stem.lower() not in RESERVED:
+            own.setdefault(stem, []).append(index)
+    names: dict[int, str] = {}
+    for stem, holders in own.items():
+        if len(holders) == 1:
+            names[holders[0]] = stem
+    taken = set(names.values())
+    for index, (stem, path, _, _, _) in enumerate(found):
+        if index in names:
+            continue
+        digest = hashlib.sha256(bytes(path)).hexdigest()
+        base = safe_name(stem)[:80]
+        for width in (8, 16, 32, 64):
+            candidate = f"{base}-{digest[:width]}"
+            if candidate not in taken:
+                break
+        else:  # the same path twice on the command line
+            counter = 2
+            while f"{candidate}-{counter}" in taken:
+                counter += 1
+            candidate = f"{candidate}-{counter}"
+        names[index] = candidate
+        taken.add(candidate)
+    return [
+        Entry(names[i], path, shown, problem, folder)
+        for i, (_, path, shown, problem, folder) in enumerate(found)
+    ]
+
+
+def scan(paths: Sequence[str | Path]) -> Scan:
+    """Turn command-line paths into the entries to grade and the entries skipped.
+
+    A folder contributes its ``.py`` and ``.ipynb`` entries (not recursively); each must be a
+    regular file to be read. A path named on the command line is graded whatever its name,
+    but it must be a regular file or a folder, not a link to one. A path that does not exist
+    is kept, so that it is reported as missing.
+    """
+    found: list[tuple[str, Path, str, str | None, Path | None]] = []
+    skipped: list[tuple[str, str]] = []
+    for raw in paths:
+        path = Path(raw)
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            found.append((_stem(path.name), path, _display(path), "not found", None))
+            continue
+        except OSError as error:
+            problem = f"could not be read ({error.strerror})"
+            found.append((_stem(path.name), path, _display(path), problem, None))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            found += _scan_folder(path, skipped)
+        elif stat.S_ISREG(info.st_mode):
+            found.append((_stem(path.name), path, _display(path), None, None))
+        else:
+            problem = f"{files.kind_of(info.st_mode)}, not a regular file: not read"
+            found.append((_stem(path.name), path, _display(path), problem, None))
+    return Scan(_assign_names(found), skipped)
+
+
+def _scan_folder(folder: Path, skipped: list[tuple[str, str]]):
+    found = []
+    try:
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        skipped.append((_display(folder), f"the folder could not be read ({error.strerror})"))
+        return found
+    try:
+        with os.scandir(descriptor) as listing:
+            names = sorted(entry.name for entry in listing)
+        for name in names:
+            path = folder / name
+            shown = _display(path)
+            try:
+                info = os.lstat(name, dir_fd=descriptor)
+            except OSError as error:
+                skipped.append((shown, f"could not be examined ({error.strerror})"))
+                continue
+            submission_like = _stem(name) != name and name.endswith(SUFFIXES)
+            kind = files.kind_of(info.st_mode)
+            if stat.S_ISREG(info.st_mode):
+                if submission_like:
+                    found.append((_stem(name), path, shown, None, folder))
+                else:
+                    skipped.append((shown, "not a .py or .ipynb file"))
+            elif submission_like:
+                problem = f"{kind}, not a regular file: not read"
+                found.append((_stem(name), path, shown, problem, None))
+            elif stat.S_ISDIR(info.st_mode):
+                skipped.append((shown, "a folder: submissions folders are read one level deep"))
+            else:
+                skipped.append((shown, f"{kind}: not read"))
+    finally:
+        os.close(descriptor)
+    return found
+
+
+def expand(paths: list[str | Path]) -> list[tuple[str, Path]]:
+    """``(name, path)`` of every entry :func:`scan` grades (see there)."""
+    return [(entry.name, entry.path) for entry in scan(paths).entries]
+
+
+# ---------------------------------------------------------------- notebooks
+
+_CELL_MAGIC = re.compile(r"%%(?P<name>[A-Za-z_][\w.-]*)")
+
+
+def _transformer():
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager()
+
+
+def notebook_cells(data: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """The code cells of a notebook as Python, and notes on the cells not run.
+
+    Returns ``(cells, notes)`` with ``cells`` a list of ``(label, code)``.
+
+    Raises
+    ------
+    ValueError
+        If the text is not a readable notebook.
+    """
+    import nbformat
+
+    try:
+        notebook = nbformat.reads(data, as_version=4)
+    except Exception as error:  # nbformat raises many types for malformed JSON
+        raise ValueError(f"not a readable notebook ({type(error).__name__})") from None
+    transformer = None
+    cells, notes = [], []
+    number = 0
+    for cell in notebook.get("cells", []):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        number += 1
+        label = f"code cell {number}"
+        source = cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(str(part) for part in source)
+        source = str(source)
+        first = source.lstrip("\n").split("\n", 1)[0].strip()
+        magic = _CELL_MAGIC.match(first)
+        if magic:
+            if magic["name"] not in ("python", "python3"):
+                notes.append(
+                    f"{label} starts with %%{text.clean(magic['name'], 40)}: it is not Python, "
+                    "so the grader skipped it"
+                )
+                continue
+            source = source.lstrip("\n").split("\n", 1)[1] if "\n" in source.lstrip("\n") else ""
+        if transformer is None:
+            transformer = _transformer()
+        try:
+            code = transformer.transform_cell(source)
+        except Exception:  # IPython could not parse it: let Python report the error
+            code = source
+        if "get_ipython()" in code and "get_ipython()" not in source:
+            notes.append(
+                f"{label} uses IPython syntax (a magic, a shell command or help): "
+                "the grader ran the Python around it and skipped those lines"
+            )
+        cells.append((label, code))
+    return cells, notes
+
+
+def notebook_code(data: str) -> str:
+    """The code cells of a notebook as one Python text (see :func:`notebook_cells`).
+
+    Raises
+    ------
+    ValueError
+        If the text is not a readable notebook.
+    """
+    cells, _ = notebook_cells(data)
+    return _join(cells)[0]
+
+
+def _join(cells: list[tuple[str, str]]) -> tuple[str, tuple[Cell, ...]]:
+    lines, layout = [], []
+    for label, code in cells:
+        body = code.split("\n")
+        if body and body[-1] == "":
+            body.pop()
+        lines.append(f"# ---- {label}")
+        layout.append(Cell(label, len(lines) + 1, len(body)))
+        lines += body
+    return "\n".join(lines) + "\n", tuple(layout)
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_submission(path, name: str | None = None, *, entry: Entry | None = None) -> Submission:
+    """Read one submission file; a problem becomes the submission's ``error``, not an
+    exception. A link, a folder, a FIFO or a device is never opened for reading."""
+    path = Path(path)
+    if entry is None:
+        entry = Entry(name or safe_name(_stem(path.name)), path, _display(path))
+    name = entry.name
+    if entry.problem is not None:
+        return Submission(
+            name, path, None, f"submission {entry.problem}", file_name=entry.file_name
+        )
+    folder_fd = None
+    try:
+        if entry.dir_path is not None:
+            folder_fd = os.open(entry.dir_path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            data = files.read_regular(path.name, MAX_BYTES, dir_fd=folder_fd)
+        else:
+            data = files.read_regular(path, MAX_BYTES)
+    except files.NotRegular as error:
+        return Submission(
+            name,
+            path,
+            None,
+            f"submission is {error.kind}, not a regular file: not read",
+            file_name=entry.file_name,
+        )
+    except FileNotFoundError:
+        return Submission(name, path, None, "submission not found", file_name=entry.file_name)
+    except OSError as error:
+        return Submission(
+            name,
+            path,
+            None,
+            f"submission could not be read ({error.strerror or error})",
+            file_name=entry.file_name,
+        )
+    finally:
+        if folder_fd is not None:
+            os.close(folder_fd)
+    if len(data) > MAX_BYTES:
+        return Submission(
+            name,
+            path,
+            None,
+            f"submission is larger than {MAX_BYTES} bytes",
+            file_name=entry.file_name,
+        )
+    try:
+        decoded = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return Submission(
+            name, path, None, "submission is not UTF-8 text", file_name=entry.file_name
+        )
+    if path.suffix != ".ipynb":
+        return Submission(name, path, decoded, file_name=entry.file_name)
+    try:
+        cells, notes = notebook_cells(decoded)
+    except (ValueError, RecursionError, json.JSONDecodeError) as error:
+        return Submission(
+            name, path, None, f"submission could not be read: {error}", file_name=entry.file_name
+        )
+    source, layout = _join(cells)
+    notes = tuple(text.clean(note, text.NOTE_CHARS) for note in notes[: text.MAX_NOTES])
+    return Submission(name, path, source, None, layout, notes, entry.file_name)

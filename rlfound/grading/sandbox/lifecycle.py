@@ -1,0 +1,639 @@
+"""One worker per submission: start it, send it requests, watch its CPU time and memory,
+and kill and clean up every process it made (see :mod:`rlfound.grading.sandbox`)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+from rlfound.grading.intake import files, text
+from rlfound.grading.sandbox import accounts, cgroups, runtime
+from rlfound.grading.sandbox.inside import protocol
+from rlfound.grading.sandbox.modes import (
+    INSIDE,
+    base_environment,
+    bwrap_as_user_problem,
+    bwrap_prefix,
+    interpreter_binds,
+    stdlib_dirs,
+    system_binds,
+)
+from rlfound.grading.sandbox.tracking import (
+    TOKEN_VARIABLE,
+    in_namespace,
+    namespace_of,
+    sweep,
+    tree_of,
+)
+
+__all__ = ["STARTUP_SECONDS", "Limits", "Worker", "WorkerError"]
+
+#: How long a worker may take to start Python and import NumPy.
+STARTUP_SECONDS = 60.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """Resource limits of one submission's worker.
+
+    Attributes
+    ----------
+    timeout : float
+        CPU seconds that the submission's processes together may use for one check (all its
+        calls) and for importing the submission.
+    wall_timeout : float or None
+        Wall-clock seconds after which a check ends whatever its CPU use (a submission that
+        sleeps); None means ``3 * timeout + 5``.
+    address_space : int
+        Bytes of virtual memory of each process (``RLIMIT_AS``).
+    memory : int
+        Bytes of memory of all the submission's processes together (a control group, or the
+        watchdog's measure where there is none).
+    cpu_seconds : int
+        CPU seconds of each process for its whole life (``RLIMIT_CPU``), a backstop.
+    file_size : int
+        Largest file the worker may write (``RLIMIT_FSIZE``), which also caps its output file.
+    open_files : int
+        Open file descriptors (``RLIMIT_NOFILE``).
+    processes : int
+        Processes and threads of the submission (a control group's ``pids.max``, and
+        ``RLIMIT_NPROC`` of the worker user; the kernel enforces neither for root).
+    output_chars : int
+        Characters of the submission's stdout and stderr kept (each); the rest is dropped.
+    folder_bytes : int
+        Size of the writable folder in strong mode (a private tmpfs).
+    """
+
+    timeout: float = 10.0
+    wall_timeout: float | None = None
+    address_space: int = 2 * 1024**3
+    memory: int = 2 * 1024**3
+    cpu_seconds: int = 600
+    file_size: int = 8 * 1024**2
+    open_files: int = 64
+    processes: int = 256
+    output_chars: int = 20_000
+    folder_bytes: int = 64 * 1024**2
+
+    @property
+    def wall(self) -> float:
+        """The wall-clock backstop of one check, in seconds."""
+        return self.wall_timeout if self.wall_timeout is not None else 3 * self.timeout + 5
+
+
+class WorkerError(Exception):
+    """The worker did not answer properly; ``reason`` is what the student is told."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Expired(Exception):
+    """A request went over one of the submission's limits (the message says which)."""
+
+
+def _file_stem(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")[:100] or "submission"
+
+
+class Worker:
+    """One worker for one submission; restartable after a crash or a timeout.
+
+    Parameters
+    ----------
+    source : str
+        The submission's code.
+    name : str
+        Its name, used as the file name ``<name>.py`` inside the sandbox.
+    mode : {"strong", "user", "default"}
+        See the module docstring.
+    limits : Limits
+        Resource limits and the per-check timeout.
+    block_processes : bool
+        Whether the audit hook refuses process creation. The tests turn it off to prove that
+        the kernel and the watchdog alone clean up forked and detached processes.
+    audit_hook : bool
+        Whether to install the audit hook at all. The tests turn it off to prove what the
+        kernel modes enforce alone.
+    cells : sequence of Cell
+        A notebook's code cells (run one after another); empty for a ``.py`` file.
+
+    Raises
+    ------
+    OSError
+        If the worker's folders cannot be made (a full disk); nothing is left behind.
+    accounts.Unavailable
+        If the mode needs a worker user and none can be had.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        name: str,
+        *,
+        mode: str = "default",
+        limits: Limits | None = None,
+        block_processes: bool = True,
+        audit_hook: bool = True,
+        cells=(),
+    ):
+        self.mode = mode
+        self.audit_hook = audit_hook
+        self.limits = limits or Limits()
+        self.block_processes = block_processes
+        self.cells = [
+            {"label": c.label, "first_line": c.first_line, "line_count": c.line_count}
+            for c in cells
+        ]
+        self.filename = f"{_file_stem(name)}.py"
+        self.process: subprocess.Popen | None = None
+        self.token = ""
+        self.account: accounts.Account | None = None
+        self.box: cgroups.Box | None = None
+        self.namespace: str | None = None
+        self.tree: runtime.Tree | None = None
+        self.notes: list[str] = []
+        self.cleanup_error: str | None = None
+        self._next_id = 0
+        self._oom_seen = 0
+        self._niced: set[int] = set()
+        as_user = self.mode == "user" or (
+            self.mode == "strong" and os.geteuid() == 0 and bwrap_as_user_problem() is None
+        )
+        # A worker user must reach its folders by their path (bubblewrap's bind mounts).
+        folder = runtime.worker_folder() if as_user else tempfile.mkdtemp(prefix="rlfound-grade-")
+        self.root = Path(folder).resolve()
+        self.output_path = self.root / "output"
+        self.work = self.root / "work"
+        try:
+            if as_user:
+                self.account = accounts.acquire()
+                self.tree = runtime.tree()
+            self._prepare(source)
+        except BaseException:
+            self.close()
+            raise
+
+    def _prepare(self, source: str) -> None:
+        data = source.encode("utf-8", "backslashreplace")
+        if self.mode == "user":
+            self.work = self.tree.work / secrets.token_hex(12)
+            self.work.mkdir(mode=0o700)
+            os.chown(self.work, self.account.uid, self.account.gid)
+        else:
+            self.runtime = self.root / "runtime"
+            (self.runtime / "site").mkdir(parents=True)
+            self.work.mkdir()
+            shutil.copy(INSIDE / "worker.py", self.runtime / "worker.py")
+            shutil.copy(INSIDE / "protocol.py", self.runtime / "protocol.py")
+            if self.mode == "default":
+                for directory in runtime.numpy_dirs():
+                    (self.runtime / "site" / directory.name).symlink_to(directory)
+            if self.account is not None:  # bubblewrap, run as the worker user, binds these
+                os.chmod(self.root, 0o711)
+                for folder in (self.runtime, self.runtime / "site", self.work):
+                    os.chmod(folder, 0o755)
+                for name in ("worker.py", "protocol.py"):
+                    os.chmod(self.runtime / name, 0o644)
+        path = self.work / self.filename
+        with open(path, "xb") as handle:
+            handle.write(data)
+        os.chmod(path, 0o644)
+        with open(self.output_path, "xb"):
+            pass
+        os.chmod(self.output_path, 0o600)
+
+    # ------------------------------------------------------------------ life cycle
+
+    def _inside(self) -> tuple[str, str, str]:
+        """The runtime, site and working folders as the worker sees them."""
+        if self.mode == "strong":
+            return f"{runtime.OPT}/runtime", f"{runtime.OPT}/site", "/submission"
+        if self.mode == "user":
+            return f"{runtime.OPT}/runtime", f"{runtime.OPT}/site", f"/work/{self.work.name}"
+        return str(self.runtime), str(self.runtime / "site"), str(self.work)
+
+    def _config(self) -> dict:
+        limits = {
+            "address_space": self.limits.address_space,
+            "cpu_seconds": self.limits.cpu_seconds,
+            "file_size": self.limits.file_size,
+            "open_files": self.limits.open_files,
+            "processes": self.limits.processes,
+        }
+        runtime_dir, site, work = self._inside()
+        numpy = [] if self.mode != "default" else [str(d) for d in runtime.numpy_dirs()]
+        read_roots = [
+            *stdlib_dirs(),
+            *numpy,
+            runtime_dir,
+            site,
+            work,
+            "/dev/null",
+            "/dev/urandom",
+            "/sys/devices/system/cpu",
+        ]
+        return {
+            "output_chars": self.limits.output_chars,
+            "limits": limits,
+            "sys_path": [site],
+            "workdir": work,
+            "submission": f"{work}/{self.filename}",
+            "audit": self.audit_hook,
+            "read_roots": read_roots,
+            "write_roots": [work],
+            "block_processes": self.block_processes,
+            "cells": self.cells,
+        }
+
+    def _environment(self) -> dict:
+        return {**base_environment(self._inside()[2]), TOKEN_VARIABLE: self.token}
+
+    def _command(self) -> list[str]:
+        python = str(runtime.interpreter())
+        config = json.dumps(self._config())
+        if self.mode == "default":
+            return [python, "-I", "-S", str(self.runtime / "worker.py"), config]
+        if self.mode == "user":
+            launch = {
+                "root": str(self.tree.root),
+                "uid": self.account.uid,
+                "gid": self.account.gid,
+                "cwd": self._inside()[2],
+                "argv": [
+                    self.tree.interpreter,
+                    "-I",
+                    "-S",
+                    f"{runtime.OPT}/runtime/worker.py",
+                    config,
+                ],
+            }
+            return [python, "-I", "-S", str(INSIDE / "launcher.py"), json.dumps(launch)]
+        command = bwrap_prefix()
+        for key, value in self._environment().items():
+            command += ["--setenv", key, value]
+        command = system_binds(command)
+        command += interpreter_binds(self.tree)
+        command += ["--ro-bind", str(self.runtime), f"{runtime.OPT}/runtime"]
+        command += ["--proc", "/proc", "--dev", "/dev"]
+        # The only writable place: a small private tmpfs holding a read-only submission copy.
+        command += ["--size", str(self.limits.folder_bytes), "--tmpfs", "/submission"]
+        command += ["--ro-bind", str(self.work / self.filename), f"/submission/{self.filename}"]
+        command += ["--chdir", "/submission"]
+        # bubblewrap builds the sandbox on a writable tmpfs; freeze it and its /dev.
+        command += ["--remount-ro", "/dev", "--remount-ro", "/"]
+        command += [python, "-I", "-S", f"{runtime.OPT}/runtime/worker.py", config]
+        return command
+
+    def start(self) -> None:
+        """Start a fresh worker and wait until it has imported NumPy.
+
+        Raises
+        ------
+        WorkerError
+            If the worker cannot start or does not report ready.
+        """
+        self.kill()  # a previous worker, if any, is gone before the next one starts
+        self.token = secrets.token_hex(16)
+        if self.box is None:
+            self.box = cgroups.create(self.limits.memory, self.limits.processes)
+        as_user = {}
+        if self.mode == "strong" and self.account is not None:
+            as_user = {"user": self.account.uid, "group": self.account.gid, "extra_groups": []}
+        try:
+            # The output file is the worker's stderr: outside the folders the submission can
+            # write, so it cannot be swapped for a link to a file the parent would then read.
+            with open(self.output_path, "ab") as log:
+                self.process = subprocess.Popen(
+                    self._command(),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    cwd=self.root if self.mode != "default" else self.work,
+                    env=self._environment(),
+                    start_new_session=True,
+                    close_fds=True,
+                    **as_user,
+                )
+        except OSError as error:
+            raise WorkerError(f"the grader could not start a worker: {error}") from None
+        os.set_blocking(self.process.stdin.fileno(), False)
+        try:
+            self._receive(time.monotonic() + STARTUP_SECONDS)
+        except WorkerError:
+            self.kill()
+            detail = self.output(limit=2000).strip().splitlines()[-3:]
+            raise WorkerError(
+                "the grader's worker failed to start (before any student code ran): "
+                + " | ".join(detail)
+            ) from None
+        # Every process of the worker goes into its control groups before student code runs.
+        pids = tree_of(self.process.pid)
+        if self.box is not None:
+            self.box.add(pids)
+            self._oom_seen = self.box.oom_kills()
+        if self.mode == "strong":
+            ours = namespace_of(os.getpid())
+            self.namespace = next(
+                (ns for ns in map(namespace_of, sorted(pids)) if ns and ns != ours), None
+            )
+
+    def load(self) -> str | None:
+        """Run the submission's module code (a notebook's cells one after another); return
+        None, or the error it raised. A notebook's cells that raised are in ``notes``.
+
+        Raises
+        ------
+        WorkerError
+            If the worker died, hung or broke the protocol while importing.
+        """
+        reply = self._request({"op": "load"}, "importing the submission")
+        notes = reply.get("notes")
+        if type(notes) is list:
+            self.notes = [text.clean(n, text.NOTE_CHARS) for n in notes[: text.MAX_NOTES]]
+        if reply.get("ok") is True:
+            return None
+        error = reply.get("error")
+        return error if type(error) is str else "the submission could not be imported"
+
+    def call(self, calls: list[tuple[str, list]]) -> list[dict]:
+        """Call submission functions; one reply item (``ok``/``value`` or ``error``) per call.
+
+        Raises
+        ------
+        WorkerError
+            If the worker died, hung, or replied with anything off-schema.
+        """
+        request = {
+            "op": "call",
+            "calls": [
+                {"function": name, "args": protocol.encode_value(list(args))}
+                for name, args in calls
+            ],
+        }
+        reply = self._request(request, "running this check")
+        results = reply.get("results")
+        if type(results) is not list or len(results) != len(calls):
+            self.kill()
+            raise WorkerError("the worker's reply did not match the request")
+        return results
+
+    # ------------------------------------------------------------------ the watchdog
+
+    def _processes(self) -> set[int]:
+        """The submission's processes, by what they cannot shed (group, user), and its tree."""
+        found = set()
+        if self.box is not None:
+            found |= self.box.pids()
+        if self.account is not None and self.mode == "user":
+            # In strong mode the namespace's processes are all below bubblewrap (its init
+            # adopts orphans), so the tree is enough; here an orphan goes to the machine's init.
+            found |= set(accounts.processes_of(self.account.uid))
+        if self.process is not None:
+            found |= tree_of(self.process.pid)
+        return found
+
+    def _cpu_seconds(self) -> float:
+        """CPU time of the submission's processes (exact with a control group; otherwise of
+        the processes alive and the children they waited for)."""
+        if self.box is not None:
+            used = self.box.cpu_seconds()
+            if used is not None:
+                return used
+        total = 0.0
+        for pid in self._processes():
+            with contextlib.suppress(psutil.Error):
+                times = psutil.Process(pid).cpu_times()
+                total += times.user + times.system + times.children_user + times.children_system
+        return total
+
+    def _memory_bytes(self) -> int:
+        total = 0
+        for pid in self._processes():
+            with contextlib.suppress(psutil.Error):
+                info = psutil.Process(pid).memory_info()
+                total += max(0, info.rss - getattr(info, "shared", 0))
+        return total
+
+    def _lower_priority(self) -> None:
+        """``nice 19`` for every thread of the submission (a process may not undo it)."""
+        for pid in self._processes():
+            try:
+                threads = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+            except OSError:
+                continue
+            for tid in threads:
+                if tid in self._niced:
+                    continue
+                with contextlib.suppress(OSError):
+                    os.setpriority(os.PRIO_PROCESS, tid, 19)
+                    self._niced.add(tid)
+
+    def _watch(self, what: str):
+        """A ``poll`` function for one request: raises :class:`_Expired` past a limit."""
+        start = time.monotonic()
+        state = {"cpu0": self._cpu_seconds(), "time": start, "cpu": None, "greedy": False}
+        state["cpu"] = state["cpu0"]
+        fair = self.box is not None and "cpu" in self.box.controllers
+        measured = self.box is not None and "memory" in self.box.controllers
+
+        def poll():
+            # A worker that died while a process it started holds its pipe open: no end of
+            # file will come, so do not wait for one.
+            if self.process is not None and self.process.poll() is not None:
+                raise protocol.Closed
+            now = time.monotonic()
+            used = self._cpu_seconds()
+            if used - state["cpu0"] > self.limits.timeout:
+                raise _Expired(
+                    f"timed out: the submission used more than {self.limits.timeout:g} s of CPU "
+                    f"time while {what}"
+                )
+            if not measured and self._memory_bytes() > self.limits.memory:
+                raise _Expired(
+                    f"stopped: the submission's processes used more than "
+                    f"{self.limits.memory // 2**20} MiB of memory while {what}"
+                )
+            if not fair and now - state["time"] >= 0.5:
+                rate = (used - state["cpu"]) / (now - state["time"])
+                state["time"], state["cpu"] = now, used
+                if rate > 1.5 or state["greedy"]:
+                    state["greedy"] = True
+                    self._lower_priority()
+
+        return poll
+
+    def _request(self, message: dict, what: str) -> dict:
+        if self.process is None or self.process.poll() is not None:
+            raise WorkerError("the worker is not running")
+        self._next_id += 1
+        message = {**message, "id": self._next_id}
+        wall = self.limits.wall
+        deadline = time.monotonic() + wall
+        poll = self._watch(what)
+        try:
+            protocol.write_frame(self.process.stdin.fileno(), message, deadline)
+            while True:
+                reply = self._receive(deadline, what, wall, poll)
+                number = reply.get("id")
+                # A stale reply (to an earlier request) can only be left over from a frame the
+                # submission wrote itself; skip it. Anything else out of order ends the worker.
+                if type(number) is int and number < self._next_id:
+                    continue
+                if number != self._next_id:
+                    self.kill()
+                    raise WorkerError("the worker's reply did not match the request")
+                return reply
+        except protocol.Timeout:
+            self.kill()
+            raise WorkerError(f"timed out after {wall:g} s (wall clock) while {what}") from None
+        except _Expired as expired:
+            self.kill()
+            raise WorkerError(str(expired)) from None
+        except protocol.Closed:
+            raise self._died(what) from None
+
+    def _receive(self, deadline: float, what: str = "starting", timeout: float = 0.0, poll=None):
+        try:
+            reply = protocol.read_frame(self.process.stdout.fileno(), deadline, poll)
+        except protocol.Timeout:
+            self.kill()
+            raise WorkerError(f"timed out after {timeout:g} s (wall clock) while {what}") from None
+        except protocol.Closed:
+            raise self._died(what) from None
+        except protocol.ProtocolError as error:
+            self.kill()
+            raise WorkerError(f"the worker sent a malformed reply ({error})") from None
+        if type(reply) is not dict:
+            self.kill()
+            raise WorkerError("the worker sent a malformed reply (not an object)")
+        return reply
+
+    def _died(self, what: str) -> WorkerError:
+        code = None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            code = self.process.wait(timeout=5)
+        out_of_memory = self.box is not None and self.box.oom_kills() > self._oom_seen
+        self.kill()
+        if self.mode == "strong" and code is not None and code > 128:
+            code = 128 - code  # bubblewrap reports a child killed by signal N as 128 + N
+        if code is not None and code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            how = f"was killed by {name}"
+            if -code == signal.SIGXCPU:
+                how += " (CPU time limit)"
+        elif code is not None:
+            how = f"exited with status {code}"
+        else:
+            how = "closed its pipe"
+        if out_of_memory:
+            how += (
+                f" (out of memory: the submission's processes may use "
+                f"{self.limits.memory // 2**20} MiB together)"
+            )
+        return WorkerError(f"the process {how} while {what}")
+
+    # ------------------------------------------------------------------ cleanup
+
+    def leftovers(self) -> list[int]:
+        """Processes of this worker still alive (none once :meth:`kill` returned)."""
+        found = set()
+        if self.box is not None:
+            found |= self.box.pids()
+        if self.account is not None:
+            found |= set(accounts.processes_of(self.account.uid))
+        if self.namespace is not None:
+            found |= set(in_namespace(self.namespace))
+        return sorted(found)
+
+    def kill(self) -> None:
+        """Kill the worker and every process of the submission: by its control group, its
+        user, its PID namespace, its process tree and (default mode) its token; then check
+        that none is left."""
+        process = self.process
+        if process is None:
+            return
+        descendants = tree_of(process.pid) - {process.pid}
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        for pid in descendants:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            process.kill()
+        if self.account is not None and not accounts.kill_all(self.account.uid):
+            self.cleanup_error = f"processes of {self.account.name} could not be killed"
+        if self.box is not None and not self.box.kill():
+            self.cleanup_error = "processes in the submission's control group could not be killed"
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+        if self.mode == "default":
+            sweep(self.token)
+        if self.namespace is not None:
+            deadline = time.monotonic() + 10
+            while in_namespace(self.namespace):
+                if time.monotonic() > deadline:
+                    self.cleanup_error = "processes in the submission's namespace are alive"
+                    break
+                for pid in in_namespace(self.namespace):
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+                time.sleep(0.01)
+        self.process = None
+
+    def output(self, limit: int = text.OUTPUT_CHARS) -> str:
+        """The first ``limit`` characters the submission printed (inert; never parsed)."""
+        try:
+            data = files.read_regular(self.output_path, limit * 4)
+        except OSError:
+            return ""
+        return text.clean(data.decode("utf-8", "replace"), limit)
+
+    def close(self) -> None:
+        """Ask the worker to exit, kill whatever is left, and delete the temporary folders.
+
+        A problem is kept in ``cleanup_error`` (the grade stands; the instructor is told).
+        """
+        if self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(protocol.Timeout, protocol.Closed, OSError):
+                protocol.write_frame(
+                    self.process.stdin.fileno(), {"op": "exit"}, time.monotonic() + 1
+                )
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=1)
+        self.kill()
+        for folder in {self.root, self.work}:
+            try:
+                files.remove_tree(folder)
+            except OSError as error:
+                self.cleanup_error = f"the temporary folder {folder} could not be removed: {error}"
+        if self.box is not None:
+            self.box.remove()
+            self.box = None
+        if self.account is not None:
+            self.account.release()
+            self.account = None
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

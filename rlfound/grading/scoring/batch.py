@@ -1,0 +1,137 @@
+"""Grade a class: many submissions in parallel, each report written as it finishes.
+
+Each submission is graded inside its own failure boundary: whatever happens while it is read,
+graded or reported (bad text, a full disk, a worker that cannot be prepared, a report that
+cannot be written, a bug of the grader's), that submission gets a zero with the reason and the
+batch goes on. So the batch always ends with a row for every entry in ``grades.csv``, and
+``skipped.csv`` lists every other entry of the submissions folders with the reason it was not
+graded.
+
+``grades.csv`` and ``skipped.csv`` are written last, atomically, once every worker has been
+closed (each worker's processes are killed and checked gone by what they cannot shed: their
+control group, their user, their PID namespace), and read back to check they hold what was
+written.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import dataclasses
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from rlfound.grading.intake import submissions, text
+from rlfound.grading.output import report
+from rlfound.grading.scoring.grader import Grader
+from rlfound.grading.scoring.results import SubmissionResult
+
+__all__ = ["Graded", "grade_batch", "grade_one"]
+
+
+class Graded(list):
+    """The results of a batch (a list, sorted by name), with ``skipped``: ``(entry, reason)``
+    for every entry of the submissions folders that was not graded."""
+
+    skipped: list[tuple[str, str]]
+
+
+def _describe(error: BaseException) -> str:
+    try:
+        detail = str(error)
+    except Exception:  # an exception whose text cannot be made
+        detail = ""
+    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+
+
+def grade_one(grader: Grader, entry: submissions.Entry, out_dir: Path) -> SubmissionResult:
+    """Grade and report one entry inside its failure boundary; never raises an Exception."""
+    try:
+        submission = submissions.read_submission(entry.path, entry=entry)
+        result = grader.grade(submission)
+    except Exception as error:  # the failure boundary: this submission only
+        message = f"the grader failed on this submission ({_describe(error)})"
+        result = grader.not_run(
+            entry.name, entry.path, message, grader_error=True, file_name=entry.file_name
+        )
+    try:
+        report.write_submission(out_dir / entry.name, grader.exercise, result)
+    except Exception as error:
+        reason = text.clean(f"its reports could not be written ({_describe(error)})", 500)
+        result = dataclasses.replace(result, grader_error=reason)
+    return result
+
+
+def grade_batch(
+    grader: Grader,
+    paths: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    jobs: int = 1,
+    progress: bool | None = None,
+    on_result: Callable[[SubmissionResult], None] | None = None,
+) -> Graded:
+    """Grade many submissions in parallel and write every report.
+
+    Writes ``out_dir/<name>/results.json`` and ``feedback.md`` as each submission finishes,
+    then ``out_dir/grades.csv`` and ``out_dir/skipped.csv``; every file is written atomically.
+
+    Parameters
+    ----------
+    grader : Grader
+        The grader of the exercise.
+    paths : sequence of path
+        Submission files or folders of them.
+    out_dir : path
+        Where the reports go (created if needed).
+    jobs : int
+        Submissions graded at the same time (one worker each).
+    progress : bool or None
+        Show a progress bar; None shows it when stderr is a terminal.
+    on_result : callable, optional
+        Called with each result as it completes.
+
+    Returns
+    -------
+    Graded
+        The results, sorted by submission name, and the entries skipped.
+
+    Raises
+    ------
+    OSError
+        If ``grades.csv`` or ``skipped.csv`` cannot be written, or does not read back as
+        written.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    scan = submissions.scan(list(paths))
+    if progress is None:
+        progress = sys.stderr.isatty()
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(scan.entries), unit="submission", disable=not progress, file=sys.stderr)
+    results = Graded()
+    with (
+        contextlib.closing(bar),
+        concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
+    ):
+        futures = [pool.submit(grade_one, grader, entry, out_dir) for entry in scan.entries]
+        for future in concurrent.futures.as_completed(futures):
+            result = future.result()
+            results.append(result)
+            bar.update()
+            if on_result is not None:
+                with contextlib.suppress(Exception):
+                    on_result(result)
+    results.sort(key=lambda r: r.name)
+    results.skipped = list(scan.skipped)
+    # Every worker is closed: its processes are dead. Only now the class's files are written.
+    grades = report.grades_csv(grader.check_names, results)
+    skipped = report.skipped_csv(results.skipped)
+    report.write_grades(out_dir / "grades.csv", grader.check_names, results)
+    report.write_skipped(out_dir / "skipped.csv", results.skipped)
+    for name, expected in (("grades.csv", grades), ("skipped.csv", skipped)):
+        if (out_dir / name).read_bytes() != expected.encode("utf-8", "backslashreplace"):
+            raise OSError(f"{out_dir / name} does not hold what the grader wrote")
+    return results
