@@ -25,8 +25,7 @@ import textwrap
 import zipfile
 from pathlib import Path
 
-from _grading_helpers import REPO
-
+REPO = Path(__file__).resolve().parents[2]
 SOLUTIONS = REPO / "solutions"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 #: Characters of markup: a run of prose between them reads the same wherever it is rendered.
