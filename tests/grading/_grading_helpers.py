@@ -430,3 +430,15 @@ def requirements_only_venv(root: Path) -> Path:
     )
     assert "No module named 'rlfound'" in probe.stderr, probe.stderr
     return venv
+
+
+def run_cli(capsys, *argv):
+    """Run the ``rlfound`` command in-process; return (exit status, stdout, stderr)."""
+    from rlfound.cli import main
+
+    try:
+        status = main(list(argv))
+    except SystemExit as exit_:
+        status = exit_.code
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err

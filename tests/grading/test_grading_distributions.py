@@ -10,10 +10,9 @@ import stat
 
 import numpy as np
 import pytest
-from _grading_helpers import BUGGY_GAE, REPO, copy_reference
+from _grading_helpers import BUGGY_GAE, REPO, copy_reference, run_cli
 
 from rlfound import advantages
-from rlfound.cli import main
 from rlfound.grading import Grader, load_exercises
 from rlfound.grading.authoring import answers, instructor, public, secret, spec
 from rlfound.grading.intake import submissions
@@ -21,13 +20,7 @@ from rlfound.grading.intake import submissions
 EXERCISES = load_exercises()
 
 
-def run(capsys, *argv):
-    try:
-        status = main(list(argv))
-    except SystemExit as exit_:
-        status = exit_.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+run = run_cli
 
 
 @pytest.fixture
