@@ -1,17 +1,17 @@
 """System V IPC and shared memory: what a submission holds, and removing what it leaves.
 
 Memory a submission holds without a control group is measured by the watchdog
-(:class:`~rlfound.grading.sandbox.lifecycle.Worker`), and three kinds of it are not a
-process's own resident memory:
+(:class:`~rlfound.grading.sandbox.lifecycle.Worker`, with :func:`memory_of`), and two kinds
+of it are no process's own resident memory:
 
 * anonymous ``MAP_SHARED`` memory and mapped shared memory, which a few processes can share
   (``fork`` after ``mmap``): :func:`process_bytes` counts each page once among the processes
   that map it (the proportional set size, ``Pss_Anon + Pss_Shmem`` of ``smaps_rollup``);
 * System V shared-memory segments, which live on after the last process detaches, and message
   queues, whose messages are kernel memory: :func:`held_bytes` counts the resident size of
-  every segment and the bytes of every queue of the submission;
-* their lifetime: a segment outlives its creator, the batch and the grader unless removed.
+  every segment and the bytes of every queue of the submission.
 
+System V objects also outlive their creator, the batch and the grader unless removed.
 The root fallback gives each worker an IPC namespace of its own where the kernel allows it
 (:mod:`~rlfound.grading.sandbox.inside.launcher`), as strong mode's bubblewrap does: every
 object in it is destroyed with its last process. Where the kernel refuses (a container without
@@ -31,10 +31,13 @@ import errno
 import os
 import threading
 
+import psutil
+
 __all__ = [
     "CLONE_NEWIPC",
     "KINDS",
     "held_bytes",
+    "memory_of",
     "namespace_of",
     "owned_by",
     "process_bytes",
@@ -185,6 +188,21 @@ def process_bytes(pid: int) -> int | None:
     if b"Pss_Anon:" not in fields:  # kernels before 5.9: the whole PSS, files included
         return fields.get(b"Pss:", 0) + fields.get(b"SwapPss:", 0)
     return sum(fields.get(name, 0) for name in _ROLLUP_FIELDS)
+
+
+def memory_of(pids, uid: int | None) -> int:
+    """Memory a submission holds: :func:`process_bytes` of each of its processes ``pids``
+    (their resident memory, shared pages in full, where it cannot be read) and
+    :func:`held_bytes`."""
+    pids = set(pids)
+    total = 0
+    for pid in pids:
+        own = process_bytes(pid)
+        if own is None:
+            with contextlib.suppress(psutil.Error):
+                own = psutil.Process(pid).memory_info().rss
+        total += own or 0
+    return total + held_bytes(pids, uid)
 
 
 def _remove(kind: str, number: int) -> bool:

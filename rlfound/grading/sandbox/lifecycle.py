@@ -438,9 +438,7 @@ class Worker:
         return total
 
     def _memory_bytes(self) -> int:
-        """Memory the submission holds: each process's own and its share of what it shares
-        (:func:`~rlfound.grading.sandbox.ipc.process_bytes`), and its System V shared memory
-        and message queues (:func:`~rlfound.grading.sandbox.ipc.held_bytes`).
+        """Memory the submission holds (:func:`~rlfound.grading.sandbox.ipc.memory_of`).
 
         Its cost grows with the processes and their memory, so it runs again only after
         ``1 / _MEASURE_SHARE - 1`` times as long as it took, and reports its last value
@@ -450,15 +448,8 @@ class Worker:
         ready, last = self._measured
         if start < ready:
             return last
-        pids = self._processes()
-        total = 0
-        for pid in pids:
-            own = ipc.process_bytes(pid)
-            if own is None:  # unreadable: its resident memory, shared pages in full
-                with contextlib.suppress(psutil.Error):
-                    own = psutil.Process(pid).memory_info().rss
-            total += own or 0
-        total += ipc.held_bytes(pids, self.account.uid if self.account is not None else None)
+        uid = self.account.uid if self.account is not None else None
+        total = ipc.memory_of(self._processes(), uid)
         took = time.monotonic() - start
         self._measured = (start + took / _MEASURE_SHARE, total)
         return total
