@@ -282,14 +282,17 @@ def processes_of_user(user: str = TEST_USER) -> list[int]:
     return accounts.processes_of(pwd.getpwnam(user).pw_uid)
 
 
-def copy_hostile(names, folder: Path, *, out_dir: Path, marker: Path) -> list[Path]:
-    """Copy hostile fixtures into ``folder``, filling in the paths they attack."""
+def copy_hostile(names, folder: Path, *, out_dir: Path, marker: Path, fill=None) -> list[Path]:
+    """Copy hostile fixtures into ``folder``, filling in the paths they attack (and any other
+    placeholder in ``fill``, placeholder -> text)."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for name in names:
         text = (HOSTILE / f"{name}.py").read_text()
         text = text.replace("__REPO__", str(REPO))
         text = text.replace("__OUT_DIR__", str(out_dir)).replace("__MARKER__", str(marker))
+        for placeholder, value in (fill or {}).items():
+            text = text.replace(placeholder, value)
         path = folder / f"{name}.py"
         path.write_text(text)
         paths.append(path)
