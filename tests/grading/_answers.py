@@ -163,7 +163,8 @@ def _texts(data: bytes, suffix: str) -> tuple[list[str], str]:
     if suffix in (".html", ".htm"):
         from bs4 import BeautifulSoup
 
-        text = BeautifulSoup(text, "html.parser").get_text("\n")
+        # No separator: a highlighted code block is many spans whose text holds its newlines.
+        text = BeautifulSoup(text, "html.parser").get_text()
     return sources, text
 
 
