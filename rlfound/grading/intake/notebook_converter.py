@@ -13,12 +13,16 @@ nbformat and IPython.
 
 A cell is turned into Python the way Jupyter runs it, with IPython's own transformer (as
 nbconvert's Python exporter does): line magics, shell escapes and help syntax become calls of
-``get_ipython()``, which the worker answers with a stand-in that does nothing. A cell that
-starts with a cell magic other than ``%%python`` (``%%bash``, ``%%writefile``, ...) is not
-Python and is skipped, with a note.
+``get_ipython()``, which the worker answers with a stand-in that does nothing. The cell magics
+that run their body as Python in the notebook's namespace, ``%%time``, ``%%capture`` and
+``%%timeit`` (``%%python`` too, as before), are replaced by their body, which runs once: a
+``%%timeit`` setup statement runs before it, and a name that ``%%capture NAME`` or ``%%timeit
+-v NAME`` would store the result in holds the same stand-in. A cell that starts with any other
+cell magic (``%%bash``, ``%%writefile``, ...) is not Python and is skipped, with a note.
 """
 
 import json
+import keyword
 import os
 import re
 import resource
@@ -37,8 +41,10 @@ __all__ = [
 EXIT_MEMORY = 3
 #: Exit status when the converted code is larger than the output limit.
 EXIT_TOO_LARGE = 4
-#: Cell magics whose body is Python: the body runs.
-PYTHON_CELL_MAGICS = ("python", "python3")
+#: Cell magics whose body is Python run in the notebook's namespace: the body runs once.
+PYTHON_CELL_MAGICS = ("python", "python3", "time", "capture", "timeit")
+#: What ``%%timeit`` accepts (IPython's own option string), the statement after them is setup.
+_TIMEIT_OPTIONS = "n:r:tcp:qov:"
 _CELL_MAGIC = re.compile(r"%%[A-Za-z_][\w.-]*")
 
 
@@ -65,19 +71,69 @@ def _set_limits(limits):
     _lower(resource.RLIMIT_FSIZE, size, size)
 
 
+def _magic_problem(name, args):
+    """Why IPython would refuse a Python cell magic's line (None if it accepts it), and the
+    setup statement and the names it binds, as ``(problem, setup, names)``."""
+    from IPython.core import magic_arguments
+    from IPython.core.magics.execution import ExecutionMagics
+
+    try:
+        if name == "time":
+            if hasattr(ExecutionMagics.time, "parser"):  # newer IPython: --no-raise-error
+                _, extra = magic_arguments.parse_argstring(ExecutionMagics.time, args, partial=True)
+            else:
+                extra = args.split()
+            if extra:  # IPython: "Can't use statement directly after '%%time'!"
+                return "takes no statement on its line", "", []
+            return None, "", []
+        if name == "capture":
+            parsed = magic_arguments.parse_argstring(ExecutionMagics.capture, args)
+            return None, "", [parsed.output]
+        if name == "timeit":
+            options, setup = ExecutionMagics(None).parse_options(
+                args, _TIMEIT_OPTIONS, posix=False, strict=False, preserve_non_opts=True
+            )
+            for number in ("n", "r", "p"):  # IPython turns these into int before it runs
+                if number in options:
+                    int(options[number])
+            return None, setup.strip(), [options.get("v", "")]
+    except MemoryError:
+        raise
+    # IPython's UsageError, a ValueError of int(), SystemExit of argparse's --help.
+    except (Exception, SystemExit) as error:
+        return f"has options IPython refuses ({type(error).__name__})", "", []
+    return None, "", []  # python, python3: the body alone
+
+
 def _split_cell_magics(label, source):
-    """A cell as Python: ``(python, note)``, with ``python`` None (and the reason in
-    ``note``) when the cell starts with a cell magic other than ``%%python``."""
-    stripped = source.lstrip("\n")
-    first, _, body = stripped.partition("\n")
-    magic = _CELL_MAGIC.match(first.strip())
-    if magic is None:
+    """Peel the Python cell magics off a cell: ``(python, note)``, with ``python`` None (and
+    the reason in ``note``) when the cell is not Python. A cell without a cell magic is
+    returned as it is."""
+    setups, bindings, rest = [], [], source
+    while True:
+        stripped = rest.lstrip("\n")
+        first, _, body = stripped.partition("\n")
+        if not _CELL_MAGIC.match(first.strip()):
+            break
+        # IPython's own split: the magic's name runs up to the first space.
+        name, _, args = first.strip()[2:].partition(" ")
+        shown = name[:40]
+        if name not in PYTHON_CELL_MAGICS:
+            note = f"{label} starts with %%{shown}: it is not Python, so the grader skipped it"
+            return None, note
+        problem, setup, names = _magic_problem(name, args)
+        if problem is not None:
+            return None, f"{label} starts with %%{shown}, which {problem}: the grader skipped it"
+        if setup:
+            setups.append(setup)
+        bindings += [n for n in names if n.isidentifier() and not keyword.iskeyword(n)]
+        rest = body
+    if rest is source:
         return source, None
-    name = magic[0][2:]
-    if name not in PYTHON_CELL_MAGICS:
-        note = f"{label} starts with %%{name[:40]}: it is not Python, so the grader skipped it"
-        return None, note
-    return body, None
+    # A binding comes after the body, as IPython stores the result once the body has run
+    # (and a body that starts with `from __future__ import ...` stays valid).
+    tail = [f"{name} = get_ipython()" for name in bindings]
+    return "\n".join([*setups, rest.rstrip("\n"), *tail]) + "\n", None
 
 
 def convert_cells(data):
@@ -114,6 +170,7 @@ def convert_cells(data):
             raise
         except Exception:  # IPython could not parse it: let Python report the error
             code = source
+        # A count, not a search: a name a cell magic binds is bound to get_ipython() too.
         if code.count("get_ipython()") > source.count("get_ipython()"):
             notes.append(
                 f"{label} uses IPython syntax (a magic, a shell command or help): "

@@ -19,8 +19,9 @@ are turned into Python the way Jupyter runs them, with IPython's own input trans
 nbconvert's Python exporter does), in a child process under CPU-time, memory, size and
 wall-clock limits (:mod:`~rlfound.grading.intake.notebooks`): magics, shell escapes and help
 syntax become calls of ``get_ipython()``, which the worker answers with a stand-in that does
-nothing. A cell that starts with a cell magic other than ``%%python`` (``%%bash``,
-``%%writefile``, ...) is not Python and is skipped, with a note in the feedback.
+nothing. The body of a ``%%time``, ``%%capture`` or ``%%timeit`` cell (Python the notebook
+runs in its own namespace) runs once, as Python; a cell that starts with another cell magic
+(``%%bash``, ``%%writefile``, ...) is not Python and is skipped, with a note in the feedback.
 A notebook whose conversion goes past a limit is that submission's failure, with the reason.
 The worker then runs the cells one after another, as Jupyter would: a cell that raises is
 reported, and the cells after it still run.
