@@ -16,25 +16,28 @@ name too.
 
 ``.py`` files are read as UTF-8, with or without a byte-order mark. A notebook's code cells
 are turned into Python the way Jupyter runs them, with IPython's own input transformer (as
-nbconvert's Python exporter does): magics, shell escapes and help syntax become calls of
-``get_ipython()``, which the worker answers with a stand-in that does nothing. A cell that
-starts with a cell magic other than ``%%python`` (``%%bash``, ``%%writefile``, ...) is not
-Python and is skipped, with a note in the feedback. The worker then runs the cells one after
-another, as Jupyter would: a cell that raises is reported, and the cells after it still run.
+nbconvert's Python exporter does), in a child process under CPU-time, memory, size and
+wall-clock limits (:mod:`~rlfound.grading.intake.notebooks`): magics, shell escapes and help
+syntax become calls of ``get_ipython()``, which the worker answers with a stand-in that does
+nothing. The body of a ``%%time``, ``%%capture`` or ``%%timeit`` cell (Python the notebook
+runs in its own namespace) runs once, as Python; a cell that starts with another cell magic
+(``%%bash``, ``%%writefile``, ...) is not Python and is skipped, with a note in the feedback.
+A notebook whose conversion goes past a limit is that submission's failure, with the reason.
+The worker then runs the cells one after another, as Jupyter would: a cell that raises is
+reported, and the cells after it still run.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import re
 import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from rlfound.grading.intake import files, text
+from rlfound.grading.intake import files, notebooks, text
 
 __all__ = [
     "MAX_BYTES",
@@ -246,66 +249,21 @@ def expand(paths: list[str | Path]) -> list[tuple[str, Path]]:
 
 # ---------------------------------------------------------------- notebooks
 
-_CELL_MAGIC = re.compile(r"%%(?P<name>[A-Za-z_][\w.-]*)")
-
-
-def _transformer():
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    return TransformerManager()
-
 
 def notebook_cells(data: str) -> tuple[list[tuple[str, str]], list[str]]:
     """The code cells of a notebook as Python, and notes on the cells not run.
 
-    Returns ``(cells, notes)`` with ``cells`` a list of ``(label, code)``.
+    Returns ``(cells, notes)`` with ``cells`` a list of ``(label, code)``. The conversion
+    runs in a child process under limits (:func:`rlfound.grading.intake.notebooks.convert`).
 
     Raises
     ------
     ValueError
-        If the text is not a readable notebook.
+        If the text is not a readable notebook, or its conversion went past a limit.
+    OSError
+        If the converter cannot be started.
     """
-    import nbformat
-
-    try:
-        notebook = nbformat.reads(data, as_version=4)
-    except Exception as error:  # nbformat raises many types for malformed JSON
-        raise ValueError(f"not a readable notebook ({type(error).__name__})") from None
-    transformer = None
-    cells, notes = [], []
-    number = 0
-    for cell in notebook.get("cells", []):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        number += 1
-        label = f"code cell {number}"
-        source = cell.get("source", "")
-        if isinstance(source, list):
-            source = "".join(str(part) for part in source)
-        source = str(source)
-        first = source.lstrip("\n").split("\n", 1)[0].strip()
-        magic = _CELL_MAGIC.match(first)
-        if magic:
-            if magic["name"] not in ("python", "python3"):
-                notes.append(
-                    f"{label} starts with %%{text.clean(magic['name'], 40)}: it is not Python, "
-                    "so the grader skipped it"
-                )
-                continue
-            source = source.lstrip("\n").split("\n", 1)[1] if "\n" in source.lstrip("\n") else ""
-        if transformer is None:
-            transformer = _transformer()
-        try:
-            code = transformer.transform_cell(source)
-        except Exception:  # IPython could not parse it: let Python report the error
-            code = source
-        if "get_ipython()" in code and "get_ipython()" not in source:
-            notes.append(
-                f"{label} uses IPython syntax (a magic, a shell command or help): "
-                "the grader ran the Python around it and skipped those lines"
-            )
-        cells.append((label, code))
-    return cells, notes
+    return notebooks.convert(data)
 
 
 def notebook_code(data: str) -> str:
@@ -337,7 +295,16 @@ def _join(cells: list[tuple[str, str]]) -> tuple[str, tuple[Cell, ...]]:
 
 def read_submission(path, name: str | None = None, *, entry: Entry | None = None) -> Submission:
     """Read one submission file; a problem becomes the submission's ``error``, not an
-    exception. A link, a folder, a FIFO or a device is never opened for reading."""
+    exception. A link, a folder, a FIFO or a device is never opened for reading.
+
+    A notebook whose conversion to Python goes past its limits is such a problem too.
+
+    Raises
+    ------
+    OSError
+        Only if the notebook converter cannot be started at all (the grader's failure, not
+        the student's).
+    """
     path = Path(path)
     if entry is None:
         entry = Entry(name or safe_name(_stem(path.name)), path, _display(path))
@@ -392,7 +359,7 @@ def read_submission(path, name: str | None = None, *, entry: Entry | None = None
         return Submission(name, path, decoded, file_name=entry.file_name)
     try:
         cells, notes = notebook_cells(decoded)
-    except (ValueError, RecursionError, json.JSONDecodeError) as error:
+    except ValueError as error:  # not a notebook, or its conversion went past a limit
         return Submission(
             name, path, None, f"submission could not be read: {error}", file_name=entry.file_name
         )
