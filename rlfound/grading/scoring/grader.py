@@ -29,6 +29,29 @@ __all__ = ["Grader", "SignatureMismatch", "positional_calls", "prepare_check"]
 _MAX_ERROR_CHARS = text.MESSAGE_CHARS
 
 
+#: Most classes accepted in an exception's method resolution order (real ones have a few).
+_MAX_CLASSES = 64
+
+
+def _exception_classes(raw) -> tuple[tuple[str, str], ...]:
+    """The ``classes`` of a worker's error reply, checked and capped; ``()`` unless they look
+    like the method resolution order of an exception class (``[module, name]`` pairs of short
+    strings, ending with ``object`` and holding ``BaseException``), so that a garbled list
+    names no class at all."""
+    if type(raw) is not list or not 2 <= len(raw) <= _MAX_CLASSES:
+        return ()
+    classes = []
+    for item in raw:
+        if type(item) is not list or len(item) != 2:
+            return ()
+        if any(type(part) is not str or not 0 < len(part) <= text.NAME_CHARS for part in item):
+            return ()
+        classes.append(tuple(text.clean(part, text.NAME_CHARS) for part in item))
+    if classes[-1] != ("builtins", "object") or ("builtins", "BaseException") not in classes:
+        return ()
+    return tuple(classes)
+
+
 def _reply_to_value(reply):
     """A worker's reply item -> float64 ndarray, or CallError for anything else."""
     if type(reply) is not dict:
@@ -41,7 +64,8 @@ def _reply_to_value(reply):
     message = reply.get("error")
     if type(message) is not str:
         return CallError("the function failed")
-    return CallError(text.clean(message, _MAX_ERROR_CHARS))
+    classes = _exception_classes(reply.get("classes"))
+    return CallError(text.clean(message, _MAX_ERROR_CHARS), classes)
 
 
 #: The message of the checks after the first when the submission could not be imported.
