@@ -76,8 +76,18 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_float,
         default=10.0,
         metavar="SECONDS",
-        help="CPU time of one check, all the submission's processes together (default: 10; "
-        "a check also ends after 3 times that plus 5 seconds of wall-clock time)",
+        help="CPU time of one check (of each function it calls), all the submission's "
+        "processes together (default: 10; "
+        "a check also ends after 3 times that plus 5 seconds of wall-clock time, not counting "
+        "waits for a busy CPU; a function that times out is not called again)",
+    )
+    sandbox.add_argument(
+        "--total-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="CPU time of a whole submission, all its checks and imports together; the checks "
+        "left when it is spent fail unrun (default: 10 times --timeout)",
     )
     sandbox.add_argument(
         "--memory",
@@ -214,7 +224,9 @@ def _classpack(parser, args, exercises) -> int:
 def _limits(args):
     from rlfound.grading.sandbox import Limits
 
-    return Limits(timeout=args.timeout, memory=args.memory * 2**20)
+    return Limits(
+        timeout=args.timeout, total_timeout=args.total_timeout, memory=args.memory * 2**20
+    )
 
 
 def _exercise(parser, exercises, exercise_id, argument):
