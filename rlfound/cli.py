@@ -281,6 +281,7 @@ def _starter(parser, args, exercise) -> int:
 def _check(parser, args, exercises) -> int:
     from rlfound.grading.authoring import starter
     from rlfound.grading.intake import submissions
+    from rlfound.grading.scoring.compare import FLOAT32_HINT
     from rlfound.grading.scoring.grader import Grader
 
     submission = submissions.read_submission(Path(args.file))
@@ -305,6 +306,10 @@ def _check(parser, args, exercises) -> int:
     for note in result.notes:
         print(f"NOTE  {note}".replace("\n", "\n      "))
     print(f"\npublic checks: {result.score:g} / {result.max_score:g} points")
+    # The hint is in each such check's message; a line of its own makes it hard to miss.
+    in_float32 = [c.name for c in result.checks if not c.passed and FLOAT32_HINT in c.message]
+    if in_float32:
+        print(f"hint: {', '.join(in_float32)}: {FLOAT32_HINT}")
     hidden = len(exercise.checks) - len(grader.checks)
     if hidden:
         print(f"grading adds {hidden} check(s) on inputs you have not seen")
