@@ -5,8 +5,8 @@ Each fixture in ``hostile/`` answers ``gae-recursion``. Most are correct except 
 case gamma = lam = 0 (the check ``recursive-edges``), where they attack; so every test shows
 both halves of the promise: the attacked check scores nothing, and the submission's correct
 checks still score (a function that loops there costs one timeout: it is not called again, so
-its later checks fail too). All fixtures are graded in one batch together with the reference solution
-and the starter, which must be graded normally.
+its later checks fail too). All fixtures are graded in one batch together with the reference
+solution and the starter, which must be graded normally.
 """
 
 from __future__ import annotations
