@@ -101,8 +101,18 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_float,
         default=10.0,
         metavar="SECONDS",
-        help="CPU time of one check, all the submission's processes together (default: 10; "
-        "a check also ends after 3 times that plus 5 seconds of wall-clock time)",
+        help="CPU time of one check (of each function it calls), all the submission's "
+        "processes together (default: 10; "
+        "a check also ends after 3 times that plus 5 seconds of wall-clock time, not counting "
+        "waits for a busy CPU; a function that times out is not called again)",
+    )
+    sandbox.add_argument(
+        "--total-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="CPU time of a whole submission, all its checks and imports together; the checks "
+        "left when it is spent fail unrun (default: 10 times --timeout)",
     )
     sandbox.add_argument(
         "--memory",
@@ -246,7 +256,9 @@ def _classpack(parser, args, exercises) -> int:
 def _limits(args):
     from rlfound.grading.sandbox import Limits
 
-    return Limits(timeout=args.timeout, memory=args.memory * 2**20)
+    return Limits(
+        timeout=args.timeout, total_timeout=args.total_timeout, memory=args.memory * 2**20
+    )
 
 
 def _exercise(parser, exercises, exercise_id, argument):
@@ -325,6 +337,7 @@ def _starter(parser, args, exercise) -> int:
 def _check(parser, args, exercises) -> int:
     from rlfound.grading.authoring import starter
     from rlfound.grading.intake import submissions
+    from rlfound.grading.scoring.compare import FLOAT32_HINT
     from rlfound.grading.scoring.grader import Grader
 
     submission = submissions.read_submission(Path(args.file))
@@ -349,6 +362,10 @@ def _check(parser, args, exercises) -> int:
     for note in result.notes:
         print(f"NOTE  {note}".replace("\n", "\n      "))
     print(f"\npublic checks: {result.score:g} / {result.max_score:g} points")
+    # The hint is in each such check's message; a line of its own makes it hard to miss.
+    in_float32 = [c.name for c in result.checks if not c.passed and FLOAT32_HINT in c.message]
+    if in_float32:
+        print(f"hint: {', '.join(in_float32)}: {FLOAT32_HINT}")
     hidden = len(exercise.checks) - len(grader.checks)
     if hidden:
         print(f"grading adds {hidden} check(s) on inputs you have not seen")

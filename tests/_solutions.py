@@ -49,8 +49,8 @@ def run_checks(exercise, module, seed: int = 7) -> dict:
             try:
                 value = getattr(module, request.function)(**request.kwargs)
                 replies.append(np.asarray(value, dtype=np.float64))
-            except Exception:  # the verdict, not the test, decides what an error means
-                replies.append(spec.CallError(traceback.format_exc()))
+            except Exception as error:  # the verdict, not the test, decides what it means
+                replies.append(spec.CallError.from_exception(error, traceback.format_exc()))
         outcomes[check.name] = prepared.judge(replies)
     return outcomes
 

@@ -82,6 +82,10 @@ def test_check_needs_to_know_the_exercise(capsys, tmp_path):
         (["grade", "no-such", "x.py", "--out", "o"], "argument EXERCISE"),
         (["grade", "gae-recursion", "x.py", "--out", "o", "--jobs", "0"], "argument --jobs"),
         (["grade", "gae-recursion", "x.py", "--out", "o", "--timeout", "-1"], "argument --timeout"),
+        (
+            ["grade", "gae-recursion", "x.py", "--out", "o", "--total-timeout", "0"],
+            "argument --total-timeout",
+        ),
         (["grade", "gae-recursion", "x.py", "--out", "o", "--seed", "abc"], "argument --seed"),
         (["grade", "gae-recursion", "x.py"], "--out"),
         (["grade", "gae-recursion", "--out", "o"], "SUBMISSION"),

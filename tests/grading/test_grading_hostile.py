@@ -4,8 +4,9 @@ a score.
 Each fixture in ``hostile/`` answers ``gae-recursion``. Most are correct except on the edge
 case gamma = lam = 0 (the check ``recursive-edges``), where they attack; so every test shows
 both halves of the promise: the attacked check scores nothing, and the submission's correct
-checks still score. All fixtures are graded in one batch together with the reference solution
-and the starter, which must be graded normally.
+checks still score (a function that loops there costs one timeout: it is not called again, so
+its later checks fail too). All fixtures are graded in one batch together with the reference
+solution and the starter, which must be graded normally.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ MEMORY = 1024**3
 EXERCISE = load_exercises()["gae-recursion"]
 ALL = {check.name for check in EXERCISE.checks}
 EDGE = {"recursive-edges"}
+#: The checks that call gae_recursive, in order: a function that times out fails the rest.
+RECURSIVE = [check.name for check in EXERCISE.checks if "gae_recursive" in check.functions]
+FROM_EDGE = set(RECURSIVE[RECURSIVE.index("recursive-edges") :])
 
 #: Checks each submission must fail; every other check must pass.
 EXPECTED_FAILURES = {
@@ -48,8 +52,8 @@ EXPECTED_FAILURES = {
     "exit_in_call": EDGE,
     "os_exit": EDGE,
     "segfault": EDGE,
-    "infinite_loop": EDGE,
-    "ignore_signals": EDGE,
+    "infinite_loop": FROM_EDGE,
+    "ignore_signals": FROM_EDGE,
     "memory_bomb": EDGE,
     "write_results": EDGE,
     "monkeypatch": EDGE,
@@ -57,6 +61,10 @@ EXPECTED_FAILURES = {
     "ndarray_subclass": EDGE,
     "nan_inf": EDGE,
     "import_rlfound": EDGE,
+    "type_error_as_text": {"values-length"},
+    "own_value_error": {"values-length"},
+    "crash_on_valid_input": set(RECURSIVE),
+    "loop_on_valid_input": set(RECURSIVE),
     "read_reference": EDGE,
     "malicious_reduce": EDGE,
     "daemon": EDGE,
@@ -78,8 +86,12 @@ MESSAGES = {
     "exit_in_call": "SystemExit",
     "os_exit": "exited with status 0",
     "segfault": "SIGSEGV",
-    "infinite_loop": "timed out",
-    "ignore_signals": "timed out",
+    "infinite_loop": "not run: timed out earlier",
+    "ignore_signals": "not run: timed out earlier",
+    "type_error_as_text": "should raise ValueError; it raised TypeError",
+    "own_value_error": "not the built-in ValueError",
+    "crash_on_valid_input": "returned no numbers on any valid input",
+    "loop_on_valid_input": "not run: timed out earlier",
     "memory_bomb": "MemoryError",
     "eq_always_true": "unsupported",
     "ndarray_subclass": "unsupported",

@@ -189,15 +189,56 @@ class Prepared:
 
 @dataclasses.dataclass(frozen=True)
 class CallError:
-    """The student's function raised, or returned something that is not numbers."""
+    """A call that returned no numbers: the function raised, or returned something that is
+    not numbers, or never answered (the worker crashed, the call timed out or was not run).
+
+    ``message`` is for the student. ``classes`` names the class of the exception raised and
+    every class of its method resolution order, most derived first, as ``(module, name)``
+    pairs (``("builtins", "ValueError")``); it is empty when nothing was raised. A
+    :class:`Raises` check is judged by ``classes``, never by the message: an exception's text
+    is the student's to write, so a ``TypeError("ValueError: ...")`` must not count.
+    """
 
     message: str
+    classes: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def from_exception(cls, error: BaseException, message: str | None = None) -> CallError:
+        """The error of ``error``, raised by a call made in this process (trusted code such as
+        the specification tests; the grader gets ``classes`` from its worker's reply).
+
+        ``message`` defaults to ``"Name: text"``.
+        """
+        kind = type(error)
+        return cls(
+            f"{kind.__name__}: {error}" if message is None else message,
+            tuple((str(c.__module__), c.__name__) for c in kind.__mro__),
+        )
 
     @property
     def exception_type(self) -> str:
-        """Name of the exception raised, from the last line (``ValueError: ...``)."""
-        last = self.message.strip().splitlines()[-1] if self.message.strip() else ""
-        return last.split(":", 1)[0].strip()
+        """Name of the class of the exception raised; ``""`` when nothing was raised."""
+        return self.classes[0][1] if self.classes else ""
+
+    def raised(self, error: str) -> bool:
+        """Whether the exception raised is an instance of the class ``error`` names.
+
+        ``error`` is a built-in exception's name (``"ValueError"``) or a dotted
+        ``module.Name`` (``"numpy.linalg.LinAlgError"``). The class raised matches if it is
+        that class or a subclass of it, that is, if its method resolution order holds that
+        class: a student's own class called ``ValueError`` is not the built-in one.
+
+        Examples
+        --------
+        >>> CallError.from_exception(ValueError("bad")).raised("ValueError")
+        True
+        >>> CallError.from_exception(TypeError("ValueError: bad")).raised("ValueError")
+        False
+        >>> CallError("ValueError: bad").raised("ValueError")  # no class recorded
+        False
+        """
+        module, _, name = error.rpartition(".")
+        return (module or "builtins", name) in self.classes
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -456,9 +497,14 @@ class Answer(Check):
 class Raises(Check):
     """Bad input: ``function(**kwargs)`` must raise an exception of type ``error``.
 
-    The grader counts it only if the function also returns numbers on at least one valid
-    input of the exercise's other checks (when they call it): a function that raises
-    whatever it is given would otherwise earn every error check.
+    The type is judged by the class raised, as the worker reports it (its method resolution
+    order, see :class:`CallError`), not by the exception's text: the class named by ``error``
+    or a subclass of it passes; a ``TypeError`` whose message mentions ``ValueError``, or a
+    student's own class called ``ValueError``, does not.
+
+    The grader counts it only if the same function also returned numbers on at least one
+    valid input of the exercise's other checks (when they call it): a function that raises
+    whatever it is given, crashes or never returns would otherwise earn every error check.
 
     Parameters
     ----------
@@ -469,7 +515,8 @@ class Raises(Check):
     kwargs : dict
         Its (bad) keyword arguments.
     error : str
-        Name of the exception type it must raise.
+        The exception type it must raise: a built-in exception's name (``"ValueError"``) or
+        ``module.Name`` for another (``"numpy.linalg.LinAlgError"``).
     """
 
     function: str
@@ -481,12 +528,28 @@ class Raises(Check):
 
         def judge(replies):
             (got,) = replies
-            if isinstance(got, CallError) and got.exception_type == self.error:
+            if isinstance(got, CallError) and got.raised(self.error):
                 return Outcome(True, f"{self.function}({call}) raises {self.error}")
-            what = f"it raised\n{got.message}" if isinstance(got, CallError) else "it returned"
+            if not isinstance(got, CallError):
+                what = "it returned"
+            elif got.classes:
+                what = f"it raised {_class_name(got.classes[0], self.error)}\n{got.message}"
+            else:
+                what = f"instead:\n{got.message}"
             return Outcome(False, f"{self.function}({call}) should raise {self.error}; {what}")
 
         return Prepared([Call(self.function, dict(self.kwargs))], judge)
+
+
+def _class_name(entry: tuple[str, str], wanted: str) -> str:
+    """How a failed :class:`Raises` check names the class raised: its name, with its module
+    where it is not a built-in one, and a word when it only looks like the one wanted."""
+    module, name = entry
+    if module == "builtins":
+        return name
+    if name == wanted:
+        return f"{module}.{name} (a class of that name, not the built-in {wanted})"
+    return f"{module}.{name}"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

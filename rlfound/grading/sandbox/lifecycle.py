@@ -39,13 +39,16 @@ from rlfound.grading.sandbox.tracking import (
     tree_of,
 )
 
-__all__ = ["STARTUP_SECONDS", "Limits", "Worker", "WorkerError"]
+__all__ = ["HARD_WALL_FACTOR", "STARTUP_SECONDS", "Limits", "Worker", "WorkerError"]
 
 #: How long a worker may take to start Python and import NumPy.
 STARTUP_SECONDS = 60.0
 #: Largest share of one CPU the watchdog's memory measure may take (it runs on every poll;
 #: between two measures it reports the last one).
 _MEASURE_SHARE = 0.1
+#: A request ends after this many times its wall-clock allowance in all, waits for a busy CPU
+#: included: the last backstop, for a kernel that does not report those waits.
+HARD_WALL_FACTOR = 10
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,11 +58,24 @@ class Limits:
     Attributes
     ----------
     timeout : float
-        CPU seconds that the submission's processes together may use for one check (all its
-        calls) and for importing the submission.
+        CPU seconds that the submission's processes together may use for importing the
+        submission, and for the calls of one function in one check (all of them, one
+        request: the grader sends each function's calls of a check together, so a function
+        that times out is known, and only its own CPU time counts against it).
+    total_timeout : float or None
+        CPU seconds of the whole submission: every check and every import (a fresh worker
+        imports the submission again after a crash or a timeout) together. None means
+        ``10 * timeout``: a correct submission uses a small part of it, and one whose every
+        function is slow costs the batch at most that much. Once spent, the remaining checks
+        fail without running.
     wall_timeout : float or None
-        Wall-clock seconds after which a check ends whatever its CPU use (a submission that
-        sleeps); None means ``3 * timeout + 5``.
+        The hang guard: seconds of wall-clock time after which a request (an import, or a
+        function's calls in one check) ends whatever its CPU use (a submission that sleeps or
+        waits), not counting the time its processes spend waiting for a CPU the machine is
+        busy with, so that load costs no correct submission a point; None means
+        ``3 * timeout + 5``. Where the kernel does not report those waits
+        (``/proc/<pid>/task/<tid>/schedstat``) the guard counts plain wall-clock time, and no
+        request lasts more than :data:`HARD_WALL_FACTOR` times it in any case.
     address_space : int
         Bytes of virtual memory of each process (``RLIMIT_AS``).
     memory : int
@@ -81,6 +97,7 @@ class Limits:
     """
 
     timeout: float = 10.0
+    total_timeout: float | None = None
     wall_timeout: float | None = None
     address_space: int = 2 * 1024**3
     memory: int = 2 * 1024**3
@@ -93,20 +110,54 @@ class Limits:
 
     @property
     def wall(self) -> float:
-        """The wall-clock backstop of one check, in seconds."""
+        """The hang guard of one request, in seconds (see ``wall_timeout``)."""
         return self.wall_timeout if self.wall_timeout is not None else 3 * self.timeout + 5
+
+    @property
+    def total(self) -> float:
+        """The CPU seconds of a whole submission (see ``total_timeout``)."""
+        return self.total_timeout if self.total_timeout is not None else 10 * self.timeout
 
 
 class WorkerError(Exception):
-    """The worker did not answer properly; ``reason`` is what the student is told."""
+    """The worker did not answer properly; ``reason`` is what the student is told.
 
-    def __init__(self, reason: str):
+    ``limit`` says which time limit stopped it: ``"cpu"`` (the CPU time the request was
+    given), ``"wall"`` (the hang guard), or None for anything else (a crash, an exit, the
+    memory limit, a broken reply).
+    """
+
+    def __init__(self, reason: str, limit: str | None = None):
         super().__init__(reason)
         self.reason = reason
+        self.limit = limit
 
 
 class _Expired(Exception):
     """A request went over one of the submission's limits (the message says which)."""
+
+    def __init__(self, reason: str, limit: str | None = None):
+        super().__init__(reason)
+        self.limit = limit
+
+
+def _run_queue_waits(pids) -> dict[int, float]:
+    """Seconds each thread of ``pids`` has spent runnable but waiting for a CPU (the second
+    field of ``/proc/<pid>/task/<tid>/schedstat``), by thread id; threads the kernel does not
+    report on are left out."""
+    waits = {}
+    for pid in pids:
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in threads:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as handle:
+                    waits[int(tid)] = int(handle.read().split()[1]) / 1e9
+            except (OSError, ValueError, IndexError):
+                continue
+    return waits
 
 
 def _file_stem(name: str) -> str:
@@ -178,6 +229,8 @@ class Worker:
         self.tree: runtime.Tree | None = None
         self.notes: list[str] = []
         self.cleanup_error: str | None = None
+        #: CPU seconds the last request (a load or a call) used, whatever its outcome.
+        self.request_cpu = 0.0
         self._next_id = 0
         self._oom_seen = 0
         self._niced: set[int] = set()
@@ -368,16 +421,18 @@ class Worker:
                 (ns for ns in map(namespace_of, sorted(pids)) if ns and ns != ours), None
             )
 
-    def load(self) -> str | None:
+    def load(self, *, cpu: float | None = None) -> str | None:
         """Run the submission's module code (a notebook's cells one after another); return
         None, or the error it raised. A notebook's cells that raised are in ``notes``.
+
+        ``cpu`` is the CPU time it may use (default: the per-check ``timeout``).
 
         Raises
         ------
         WorkerError
             If the worker died, hung or broke the protocol while importing.
         """
-        reply = self._request({"op": "load"}, "importing the submission")
+        reply = self._request({"op": "load"}, "importing the submission", cpu=cpu)
         notes = reply.get("notes")
         if type(notes) is list:
             self.notes = [text.clean(n, text.NOTE_CHARS) for n in notes[: text.MAX_NOTES]]
@@ -386,8 +441,11 @@ class Worker:
         error = reply.get("error")
         return error if type(error) is str else "the submission could not be imported"
 
-    def call(self, calls: list[tuple[str, list]]) -> list[dict]:
+    def call(self, calls: list[tuple[str, list]], *, cpu: float | None = None) -> list[dict]:
         """Call submission functions; one reply item (``ok``/``value`` or ``error``) per call.
+
+        ``cpu`` is the CPU time the request may use (default: the per-check ``timeout``);
+        afterwards ``request_cpu`` says what it used.
 
         Raises
         ------
@@ -401,7 +459,7 @@ class Worker:
                 for name, args in calls
             ],
         }
-        reply = self._request(request, "running this check")
+        reply = self._request(request, "running this check", cpu=cpu)
         results = reply.get("results")
         if type(results) is not list or len(results) != len(calls):
             self.kill()
@@ -468,14 +526,38 @@ class Worker:
                     os.setpriority(os.PRIO_PROCESS, tid, 19)
                     self._niced.add(tid)
 
-    def _watch(self, what: str):
-        """A ``poll`` function for one request: raises :class:`_Expired` past a limit."""
+    def _watch(self, what: str, cpu: float, wall: float):
+        """The ``poll`` function of one request, which raises :class:`_Expired` past a limit,
+        and a function that says how much CPU time the request has used so far.
+
+        The hang guard's clock is the wall-clock time less the longest wait for a CPU of any
+        of the submission's threads: a correct submission on a machine busy with other work is
+        runnable all the while it is not running, so the load does not count against it,
+        while one that sleeps or blocks waits for nothing and is stopped after ``wall``.
+        """
         start = time.monotonic()
-        state = {"cpu0": self._cpu_seconds(), "time": start, "cpu": None, "greedy": False}
+        state = {
+            "cpu0": self._cpu_seconds(),
+            "time": start,
+            "cpu": None,
+            "greedy": False,
+            "used": 0.0,
+            "waits": _run_queue_waits(self._processes()),
+            "waited": 0.0,
+        }
         state["cpu"] = state["cpu0"]
         fair = self.box is not None and "cpu" in self.box.controllers
         measured = self.box is not None and "memory" in self.box.controllers
         self._measured = (0.0, 0)  # one taken for an earlier request (a worker since killed)
+
+        def waited() -> float:
+            """The longest wait for a CPU of one thread since the request began (threads
+            born since then waited for it all, from zero)."""
+            now = _run_queue_waits(self._processes())
+            before = state["waits"]
+            longest = max((w - before.get(tid, 0.0) for tid, w in now.items()), default=0.0)
+            state["waited"] = max(state["waited"], longest)
+            return state["waited"]
 
         def poll():
             # A worker that died while a process it started holds its pipe open: no end of
@@ -484,11 +566,15 @@ class Worker:
                 raise protocol.Closed
             now = time.monotonic()
             used = self._cpu_seconds()
-            if used - state["cpu0"] > self.limits.timeout:
+            state["used"] = max(state["used"], used - state["cpu0"])
+            if used - state["cpu0"] > cpu:
                 raise _Expired(
-                    f"timed out: the submission used more than {self.limits.timeout:g} s of CPU "
-                    f"time while {what}"
+                    f"timed out: the submission used more than {cpu:g} s of CPU time while {what}",
+                    "cpu",
                 )
+            # The waits are read only once the clock, counting the last known waits, is up.
+            if now - start - state["waited"] >= wall and now - start - waited() >= wall:
+                raise _Expired(f"timed out after {wall:g} s (wall clock) while {what}", "wall")
             if not measured and self._memory_bytes() > self.limits.memory:
                 raise _Expired(
                     f"stopped: the submission's processes used more than "
@@ -501,20 +587,28 @@ class Worker:
                     state["greedy"] = True
                     self._lower_priority()
 
-        return poll
+        def used() -> float:
+            # After a kill the processes are gone: what was measured last stands.
+            return max(state["used"], self._cpu_seconds() - state["cpu0"])
 
-    def _request(self, message: dict, what: str) -> dict:
+        return poll, used
+
+    def _request(self, message: dict, what: str, *, cpu: float | None = None) -> dict:
+        self.request_cpu = 0.0
         if self.process is None or self.process.poll() is not None:
             raise WorkerError("the worker is not running")
         self._next_id += 1
         message = {**message, "id": self._next_id}
+        cpu = self.limits.timeout if cpu is None else cpu
         wall = self.limits.wall
-        deadline = time.monotonic() + wall
-        poll = self._watch(what)
+        poll, used = self._watch(what, cpu, wall)
+        # The hang guard is kept by ``poll``; the deadline is the backstop of the backstop.
+        hard = HARD_WALL_FACTOR * wall
+        deadline = time.monotonic() + hard
         try:
             protocol.write_frame(self.process.stdin.fileno(), message, deadline)
             while True:
-                reply = self._receive(deadline, what, wall, poll)
+                reply = self._receive(deadline, what, hard, poll)
                 number = reply.get("id")
                 # A stale reply (to an earlier request) can only be left over from a frame the
                 # submission wrote itself; skip it. Anything else out of order ends the worker.
@@ -526,19 +620,25 @@ class Worker:
                 return reply
         except protocol.Timeout:
             self.kill()
-            raise WorkerError(f"timed out after {wall:g} s (wall clock) while {what}") from None
+            raise WorkerError(
+                f"timed out after {hard:g} s (wall clock) while {what}", "wall"
+            ) from None
         except _Expired as expired:
             self.kill()
-            raise WorkerError(str(expired)) from None
+            raise WorkerError(str(expired), expired.limit) from None
         except protocol.Closed:
             raise self._died(what) from None
+        finally:
+            self.request_cpu = used()
 
     def _receive(self, deadline: float, what: str = "starting", timeout: float = 0.0, poll=None):
         try:
             reply = protocol.read_frame(self.process.stdout.fileno(), deadline, poll)
         except protocol.Timeout:
             self.kill()
-            raise WorkerError(f"timed out after {timeout:g} s (wall clock) while {what}") from None
+            raise WorkerError(
+                f"timed out after {timeout:g} s (wall clock) while {what}", "wall"
+            ) from None
         except protocol.Closed:
             raise self._died(what) from None
         except protocol.ProtocolError as error:

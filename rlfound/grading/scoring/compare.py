@@ -3,7 +3,8 @@
 Order of the rules: shape first (an answer of the wrong shape fails even if it would
 broadcast), then finiteness, then a tolerance scaled to the expected value,
 ``|got - expected| <= atol + rtol * |expected|`` elementwise. The message names what a student
-needs to fix: the shapes, or the largest absolute and relative errors and where they occur.
+needs to fix: the shapes, or the largest absolute and relative errors and where they occur,
+and says so when the answer is right to float32 precision only (:data:`FLOAT32_HINT`).
 """
 
 from __future__ import annotations
@@ -14,15 +15,28 @@ import numpy as np
 
 from rlfound.gradcheck import numerical_gradient
 
-__all__ = ["Verdict", "compare", "numerical_gradient"]
+__all__ = ["FLOAT32_HINT", "Verdict", "compare", "float32_only", "numerical_gradient"]
+
+#: The line a failed comparison adds when the answer is right to float32 precision only.
+FLOAT32_HINT = "your result matches only to float32 precision: compute in float64 (np.float64)"
+_FLOAT32_EPS = float(np.finfo(np.float32).eps)
+#: Error, in float32 epsilons of the largest expected magnitude, of an answer whose inputs or
+#: result were rounded to float32 (one that would pass against the expected values rounded to
+#: float32 is among them).
+_FLOAT32_ROUNDINGS = 8
+#: The same for an answer made of float32 numbers: what float32 arithmetic may pile up (a sum
+#: or a recursion over a thousand steps). A wrong formula is off by far more.
+_FLOAT32_STEPS = 1024
 
 
 @dataclasses.dataclass(frozen=True)
 class Verdict:
-    """Whether an answer matches, and a message for the student."""
+    """Whether an answer matches, a message for the student, and whether the answer (failed)
+    is right to float32 precision only."""
 
     passed: bool
     message: str
+    float32: bool = False
 
 
 def _index(index: tuple) -> str:
@@ -81,4 +95,55 @@ def compare(got: np.ndarray, expected: np.ndarray, *, rtol: float, atol: float) 
         )
     if np.all(error <= allowed):
         return Verdict(True, summary)
+    if float32_only(got, expected, rtol=rtol, atol=atol):
+        return Verdict(False, f"{summary}\n{FLOAT32_HINT}", float32=True)
     return Verdict(False, summary)
+
+
+def _within(got: np.ndarray, expected: np.ndarray, allowed) -> bool:
+    """Whether every entry of ``got`` is within ``allowed`` of ``expected`` (equal where the
+    expected value is not finite)."""
+    finite = np.isfinite(expected)
+    if not np.array_equal(got[~finite], expected[~finite], equal_nan=True):
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.all(np.abs(got[finite] - expected[finite]) <= allowed[finite]))
+
+
+def float32_only(got: np.ndarray, expected: np.ndarray, *, rtol: float, atol: float) -> bool:
+    """Whether an answer that fails the tolerance is right to float32 precision.
+
+    That is, beyond the tolerance, it is off by no more than a few float32 roundings (8
+    float32 epsilons of the largest expected magnitude: it would pass against the expected
+    values rounded to float32, or was computed from inputs rounded to float32); or its values
+    are all float32 numbers (the student's arrays were float32 or float16, which the wire
+    format carries exactly) and off by no more than float32 arithmetic may pile up, 1024
+    epsilons. A float64 answer that is off, or a float32 one whose formula is wrong, is not.
+
+    Parameters
+    ----------
+    got, expected : numpy.ndarray
+        The student's answer and the reference, float64 arrays.
+    rtol, atol : float
+        The check's tolerances.
+
+    Examples
+    --------
+    >>> expected = np.array([0.1, 0.2, 0.3]) / 3
+    >>> float32_only(expected.astype(np.float32).astype(float), expected, rtol=1e-9, atol=0)
+    True
+    >>> float32_only(expected + 1e-3, expected, rtol=1e-9, atol=0)
+    False
+    """
+    if got.shape != expected.shape or got.size == 0:
+        return False
+    finite = np.isfinite(expected)
+    with np.errstate(all="ignore"):
+        scale = float(np.max(np.abs(expected[finite]), initial=0.0))
+        allowed = atol + rtol * np.abs(np.where(finite, expected, 0.0))
+        if _within(got, expected, allowed + _FLOAT32_ROUNDINGS * _FLOAT32_EPS * scale):
+            return True
+        numbers = got[np.isfinite(got)]
+        if not np.array_equal(numbers.astype(np.float32), numbers):
+            return False
+        return _within(got, expected, allowed + _FLOAT32_STEPS * _FLOAT32_EPS * scale)

@@ -3,12 +3,19 @@
 A :class:`Grader` is built once per exercise and seed. It imports the trusted reference
 solution, draws every check's inputs and computes the expected outputs in this process, once
 for the whole batch. For each submission it starts a :class:`~rlfound.grading.sandbox.Worker`,
-sends one request per check (the calls of that check), coerces each reply to a float64 array,
-and lets the check judge it. One crash, hang or exit costs the check it happened in: the
-worker is killed and a fresh one answers the remaining checks.
+sends one request per function of each check (that function's calls in the check), coerces
+each reply to a float64 array, and lets the check judge it. One crash, hang or exit costs the
+check it happened in: the worker is killed and a fresh one answers the remaining checks.
+
+Time is CPU time (:class:`~rlfound.grading.sandbox.Limits`). A function that runs out of time
+costs one timeout, not one per check: its later calls in the submission fail at once, "not
+run: timed out earlier", while the other functions still run; and the whole submission's CPU
+time is bounded by ``Limits.total``, after which the remaining checks fail unrun.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from rlfound.grading.authoring import public
 from rlfound.grading.authoring.instructor import InstructorMissing
@@ -29,6 +36,27 @@ from rlfound.grading.scoring.results import CheckResult, SubmissionResult
 __all__ = ["Grader", "SignatureMismatch", "positional_calls", "prepare_check"]
 
 _MAX_ERROR_CHARS = text.MESSAGE_CHARS
+#: Most classes accepted in an exception's method resolution order (real ones have a few).
+_MAX_CLASSES = 64
+
+
+def _exception_classes(raw) -> tuple[tuple[str, str], ...]:
+    """The ``classes`` of a worker's error reply, checked and capped; ``()`` unless they look
+    like the method resolution order of an exception class (``[module, name]`` pairs of short
+    strings, ending with ``object`` and holding ``BaseException``), so that a garbled list
+    names no class at all."""
+    if type(raw) is not list or not 2 <= len(raw) <= _MAX_CLASSES:
+        return ()
+    classes = []
+    for item in raw:
+        if type(item) is not list or len(item) != 2:
+            return ()
+        if any(type(part) is not str or not 0 < len(part) <= text.NAME_CHARS for part in item):
+            return ()
+        classes.append(tuple(text.clean(part, text.NAME_CHARS) for part in item))
+    if classes[-1] != ("builtins", "object") or ("builtins", "BaseException") not in classes:
+        return ()
+    return tuple(classes)
 
 
 def _reply_to_value(reply):
@@ -43,7 +71,8 @@ def _reply_to_value(reply):
     message = reply.get("error")
     if type(message) is not str:
         return CallError("the function failed")
-    return CallError(text.clean(message, _MAX_ERROR_CHARS))
+    classes = _exception_classes(reply.get("classes"))
+    return CallError(text.clean(message, _MAX_ERROR_CHARS), classes)
 
 
 #: The message of the checks after the first when the submission could not be imported.
@@ -139,13 +168,17 @@ def _unless_raising_everywhere(
 
     Raising on bad input shows that the function checks its input only if it returns on
     good input: a function that raises whatever it is given would otherwise earn every
-    error check. ``answered`` holds, per function, whether each of its completed calls in
-    the other checks returned numbers (True) or not (an exception, or a value that is not
-    numbers: what an exception's text says is the student's to write, so it is not relied
-    on). A function none of whose calls in the other checks completed keeps its points.
+    error check. ``answered`` holds, per function, whether each of its calls in the other
+    checks returned numbers (True) or not (False: an exception, a value that is not numbers,
+    a crash, a timeout, a call not run). Only numbers count: a function that crashes the
+    worker or loops on every valid input earns no error check either. A function the other
+    checks do not call keeps its points (there is no valid input to judge it by).
     """
     if not (
-        isinstance(check, Raises) and result.passed and answered.get(check.function) == {False}
+        isinstance(check, Raises)
+        and result.passed
+        and check.function in answered
+        and True not in answered[check.function]
     ):
         return result
     message = (
@@ -162,6 +195,132 @@ def _unless_raising_everywhere(
         check.public,
         check.description,
     )
+
+
+class _Run:
+    """One submission's run: its worker (restarted after a crash or a timeout), the CPU time
+    spent so far, and the functions that timed out.
+
+    Each function of a check is one request, so a timeout names its function, which is not
+    called again. A request gets the worker's limits (``Limits.timeout`` of CPU time, the
+    hang guard ``Limits.wall``), its CPU time capped by what is left of ``Limits.total``.
+    """
+
+    def __init__(self, worker: Worker, limits: Limits):
+        self.worker = worker
+        self.limits = limits
+        self.running = False
+        self.cpu = 0.0
+        self.timed_out: dict[str, str] = {}  # function -> which limit stopped it
+        self.spent = False  # the total budget ran out
+        self.import_error: str | None = None
+        self.grader_error: str | None = None
+
+    def _budget(self) -> tuple[float, bool]:
+        """CPU seconds the next request may use, and whether the total budget sets them."""
+        left = self.limits.total - self.cpu
+        return (left, True) if left < self.limits.timeout else (self.limits.timeout, False)
+
+    def _budget_message(self, where: str) -> str:
+        return (
+            f"stopped: the submission used up its total budget of {self.limits.total:g} s of "
+            f"CPU time (all its checks and imports together) {where}; the remaining checks "
+            "are not run"
+        )
+
+    def _skip(self, function: str) -> str | None:
+        """Why ``function`` is not called now, or None."""
+        if function in self.timed_out:
+            return (
+                f"not run: timed out earlier ({function} {self.timed_out[function]} in an "
+                "earlier check, so it is not called again)"
+            )
+        if self.spent or self._budget()[0] <= 0:
+            self.spent = True
+            return (
+                f"not run: the submission used up its total budget of {self.limits.total:g} s "
+                "of CPU time (all its checks and imports together)"
+            )
+        return None
+
+    def _start(self) -> str | None:
+        """Start the worker and import the submission unless it runs; None, or why no call
+        can be made (``import_error`` is set if the submission cannot be imported, and
+        ``grader_error`` too if the worker did not start before any student code ran)."""
+        if self.running:
+            return None
+        try:
+            self.worker.start()
+        except WorkerError as failure:
+            self.import_error = self.grader_error = text.clean(failure.reason, text.ERROR_CHARS)
+            return self.import_error
+        cpu, total = self._budget()
+        try:
+            error = self.worker.load(cpu=cpu)
+        except WorkerError as failure:
+            if failure.limit == "cpu" and total:
+                self.spent = True
+                return self._budget_message("while importing it again")
+            reason = text.clean(failure.reason, 500)
+            self.import_error = f"the submission could not be imported: {reason}"
+            return self.import_error
+        finally:
+            self.cpu += self.worker.request_cpu
+        if error is not None:
+            self.worker.kill()
+            error = text.clean(error, text.ERROR_CHARS)
+            self.import_error = f"the submission could not be imported:\n{error}"
+            return self.import_error
+        self.running = True
+        return None
+
+    def _call(self, function: str, calls: list[tuple]) -> list | str:
+        """The replies to ``function``'s calls in one check (one request), or why there are
+        none."""
+        reason = self._skip(function) or self._start()
+        if reason is not None:
+            return reason
+        cpu, total = self._budget()
+        try:
+            return self.worker.call(calls, cpu=cpu)
+        except WorkerError as error:
+            self.running = False
+            reason = text.clean(error.reason, 500)
+            if error.limit == "cpu" and total:
+                self.spent = True
+                return self._budget_message(f"in {function}")
+            if error.limit is not None:
+                self.timed_out[function] = (
+                    f"used more than {cpu:g} s of CPU time"
+                    if error.limit == "cpu"
+                    else f"ran for more than {self.limits.wall:g} s of wall-clock time"
+                )
+                return f"{reason}, in {function}; it is not called again in this submission"
+            return reason
+        finally:
+            self.cpu += self.worker.request_cpu
+
+    def check(self, calls: list[tuple]) -> tuple[list, str | None]:
+        """Make one check's calls: one value per call (a float64 array or a
+        :class:`CallError`), and the message the check fails with if a call did not run to
+        its end (a crash, a timeout, a call not made), else None (the check judges them)."""
+        values: list = [None] * len(calls)
+        failure = None
+        by_function: dict[str, list[int]] = {}
+        for index, (function, _) in enumerate(calls):
+            by_function.setdefault(function, []).append(index)
+        for function, indices in by_function.items():
+            replies = self._call(function, [calls[i] for i in indices])
+            if self.import_error is not None:
+                return [CallError(self.import_error)] * len(calls), self.import_error
+            if isinstance(replies, str):
+                failure = failure or replies
+                replies = [CallError(replies)] * len(indices)
+            else:
+                replies = [_reply_to_value(r) for r in replies]
+            for index, value in zip(indices, replies, strict=True):
+                values[index] = value
+        return values, failure
 
 
 class Grader:
@@ -252,32 +411,20 @@ class Grader:
         results: list[CheckResult] = []
         # Per function: whether its calls in the other checks returned numbers (True) or not.
         answered: dict[str, set[bool]] = {}
-        import_error = grader_error = None
+        run = _Run(worker, self.limits)
         try:
-            running = False
             for check, prepared, calls in self.checks:
-                if import_error is not None:
+                if run.import_error is not None:
                     results.append(CheckResult.failed(check, _NOT_IMPORTED))
                     continue
-                if not running:
-                    import_error, infrastructure = self._start(worker)
-                    if infrastructure:
-                        grader_error = import_error
-                    if import_error is not None:
-                        results.append(CheckResult.failed(check, import_error))
-                        continue
-                    running = True
-                try:
-                    replies = worker.call(calls)
-                except WorkerError as error:
-                    results.append(CheckResult.failed(check, text.clean(error.reason, 500)))
-                    running = False
-                    continue
-                values = [_reply_to_value(r) for r in replies]
-                results.append(self._judge(check, prepared, values))
+                values, failure = run.check(calls)
+                if failure is not None:
+                    results.append(CheckResult.failed(check, failure))
+                else:
+                    results.append(self._judge(check, prepared, values))
                 if not isinstance(check, Raises):
-                    for (function, _), value in zip(calls, values, strict=False):
-                        answered.setdefault(function, set()).add(not isinstance(value, CallError))
+                    for (function, _), value in zip(calls, values, strict=True):
+                        answered.setdefault(function, set()).add(isinstance(value, np.ndarray))
         finally:
             output = worker.output()
             worker.close()
@@ -290,33 +437,12 @@ class Grader:
             submission.name,
             submission.path,
             results,
-            import_error,
+            run.import_error,
             output,
-            grader_error or worker.cleanup_error,
+            run.grader_error or worker.cleanup_error,
             notes=tuple(notes),
             file_name=submission.file_name,
         )
-
-    def _start(self, worker: Worker) -> tuple[str | None, bool]:
-        """Start the worker and import the submission.
-
-        Returns the error message (None on success) and whether the grader, not the
-        submission, failed (the worker did not start before any student code ran).
-        """
-        try:
-            worker.start()
-        except WorkerError as failure:
-            return text.clean(failure.reason, text.ERROR_CHARS), True
-        try:
-            error = worker.load()
-        except WorkerError as failure:
-            reason = text.clean(failure.reason, 500)
-            return f"the submission could not be imported: {reason}", False
-        if error is not None:
-            worker.kill()
-            error = text.clean(error, text.ERROR_CHARS)
-            return f"the submission could not be imported:\n{error}", False
-        return None, False
 
     def not_run(
         self,

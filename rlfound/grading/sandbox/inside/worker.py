@@ -240,6 +240,21 @@ def describe_error(error, filename, cell=None):
     return (f"{cell} raised:\n{body}" if cell else body)[:2000]
 
 
+def exception_classes(error):
+    """The exception's class and every class of its method resolution order, most derived
+    first, as ``[module, name]`` pairs of plain strings (``[["builtins", "ValueError"], ...,
+    ["builtins", "object"]]``), each part cut short.
+
+    The parent judges an error check by these (the module tells a student's own class named
+    ``ValueError`` from the built-in one), never by the exception's text. It caps and checks
+    them again, since a submission can forge any reply.
+    """
+    try:
+        return [[str(c.__module__)[:200], str(c.__name__)[:200]] for c in type(error).__mro__[:64]]
+    except BaseException:
+        return []
+
+
 class _IPythonStandIn:
     """What ``get_ipython()`` returns in the worker: notebook magics, shell commands and help
     (turned into calls by IPython's transformer in the grader) do nothing."""
@@ -355,7 +370,11 @@ def call(module, item, filename):
         args = protocol.decode_value(item["args"])
         value = function(*args)
     except BaseException as error:
-        return {"ok": False, "error": describe_error(error, filename)}
+        return {
+            "ok": False,
+            "error": describe_error(error, filename),
+            "classes": exception_classes(error),
+        }
     try:
         return {"ok": True, "value": protocol.encode_value(value)}
     except TypeError as error:
