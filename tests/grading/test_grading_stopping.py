@@ -224,6 +224,31 @@ def test_a_stopped_check_cleans_up(tmp_path, mode):
     assert_cleaned_up(process, records, tmp_path / "tmp", since)
 
 
+@pytest.mark.parametrize("signum", SIGNALS)
+@pytest.mark.parametrize("mode", [m for m in MODES if m.id != "default"])
+def test_a_stopped_gradescope_runner_cleans_up_and_says_so(tmp_path, mode, signum):
+    """Gradescope's runner picks its mode itself (as root: strong, or the root fallback)."""
+    _, _, extra = mode
+    if os.geteuid() != 0:
+        pytest.skip("Gradescope runs its autograder as root; these tests do not run as root")
+    upload = tmp_path / "submission"
+    upload.mkdir()
+    (upload / "sleeper.py").write_text(SLEEPER)
+    results = tmp_path / "results" / "results.json"
+    command = [sys.executable, "-m", "rlfound.grading.distribution.gradescope"]
+    command += ["--exercise", EXERCISE, "--timeout", "10", "--submission-dir", str(upload)]
+    command += ["--results", str(results)]
+    since = time.time() - 1
+    process, err, records = stop_while_sleeping(
+        command, _environment(tmp_path / "tmp", extra), signum
+    )
+    assert process.returncode == 128 + signum, err
+    assert_cleaned_up(process, records, tmp_path / "tmp", since)
+    document = gradescope_results(results)
+    assert document["score"] == 0
+    assert f"The autograder was stopped ({signum.name})" in document["output"]
+
+
 def test_an_interrupted_batch_grades_nothing_more_and_can_grade_again(tmp_path):
     """A library user's Ctrl-C (no signal handler of the grader's): the queued submissions
     are dropped, the running one stops and closes its worker, and the next batch of the same
