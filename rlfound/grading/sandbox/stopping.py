@@ -132,10 +132,12 @@ def stop_on_signals() -> Iterator[None]:
 
     A signal the process inherited as ignored (``nohup``, a background job of a script)
     stays ignored, as Python itself leaves an ignored SIGINT. Outside the main thread (where
-    Python cannot set handlers) the block runs unchanged. On leaving after a signal, the
-    private root is removed (:func:`~rlfound.grading.sandbox.runtime.remove_base`); in any
-    case the previous handlers are back and the stop flag is cleared, so a process that
-    grades again (the tests) starts afresh.
+    Python cannot set handlers) the block runs unchanged. For a command's main function:
+    on leaving after a signal, the private root is removed
+    (:func:`~rlfound.grading.sandbox.runtime.remove_base`) and both signals stay ignored
+    until the process exits, which it is about to; on leaving without one, the previous
+    handlers are back. The stop flag is cleared in both cases, so a process that grades again
+    (the tests) starts afresh.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -147,12 +149,18 @@ def stop_on_signals() -> Iterator[None]:
                 signal.signal(signum, _handler)
         yield
     finally:
-        if _received:
-            # Stopped by a signal, the command ends: remove the private root now, while a
-            # second signal is still ignored (at exit, it would interrupt the removal).
+        stopped = bool(_received)
+        if stopped:
+            # Remove the private root now rather than at exit, while the handler still
+            # ignores a second signal.
             runtime.remove_base()
         for signum, handler in previous.items():
-            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+            if stopped:
+                # The command ends: no second signal (an impatient Ctrl-C) may cut what is left
+                # of its exit, or turn its status into death by the signal.
+                signal.signal(signum, signal.SIG_IGN)
+            else:
+                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
         _stop.clear()
         _received.clear()
 
