@@ -17,7 +17,8 @@ PDF_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 PYTEST_JOBS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_JOBS) --dist loadgroup
 
-.PHONY: help book book-student build-time pdf test test-fast test-pdf lint format clean
+.PHONY: help book book-student build-time pdf test test-fast test-pdf lint format clean \
+	wheel instructor-wheel wheels
 
 help:
 	@echo "make book    build the executed HTML book into _build/html"
@@ -27,6 +28,7 @@ help:
 	@echo "make test-fast  lint and the quick tests: no book builds, install or slow tests"
 	@echo "make test-pdf  build the PDF and check it (skips where XeLaTeX is missing)"
 	@echo "make build-time  each notebook's execution time, slowest first"
+	@echo "make wheels  dist/: the students' rlfound wheel and the teaching team's rlfound-instructor"
 	@echo "make format  apply ruff's formatter and autofixes"
 	@echo "make clean   remove _build, caches and .venv"
 
@@ -56,6 +58,17 @@ pdf: $(STAMP)
 # (wall and CPU) each takes, slowest first, with its slowest cells.
 build-time: $(STAMP)
 	$(BIN)/python benchmarks/build_time.py
+
+# Two distributions from one source: what students install (no solution in it) and what the
+# teaching team installs beside it (references, worked solutions, graded-only checks).
+wheel: $(STAMP)
+	$(BIN)/python -m pip wheel --no-deps --quiet -w dist .
+	@ls dist/rlfound-*.whl
+
+instructor-wheel: $(STAMP)
+	$(BIN)/python packaging/build_instructor_wheel.py --dist dist
+
+wheels: wheel instructor-wheel
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -36,8 +36,8 @@ from pathlib import Path
 #: The distributions whose versions change the notebooks' outputs.
 _NUMERICAL = ("numpy", "scipy", "matplotlib", "ipykernel")
 _FINGERPRINT = "rlfound-fingerprint.txt"
-#: The packages the notebooks import from this repository (rlfound.solutions is solutions/).
-_PACKAGES = ("rlfound", "rlfound.solutions")
+#: The packages the notebooks import (the solutions/ folder is part of the book's own folder).
+_PACKAGES = ("rlfound",)
 
 
 def _children_cpu_seconds() -> float:

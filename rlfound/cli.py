@@ -9,6 +9,14 @@
     rlfound gradescope EXERCISE -o autograder.zip   build a Gradescope autograder
     rlfound verify SPEC_OR_ID                       check an exercise specification
     rlfound classpack --out DIR [--with-solutions]  the chapters and starters for a course
+    rlfound secret                                  create the course's grading secret
+
+``grade``, ``gradescope``, ``verify`` of a book exercise and ``classpack --with-solutions``
+need the teaching team's package ``rlfound-instructor`` beside ``rlfound``
+(:mod:`rlfound.grading.authoring.instructor`); where it is missing they exit with status 2 and
+say how to get it. ``grade`` and ``gradescope`` take the graded-only checks' seed from
+``--seed``, ``RLFOUND_SEED`` or the course secret, and refuse the public default unless
+``--public-seed`` is given (:mod:`rlfound.grading.authoring.secret`).
 
 Every subcommand accepts ``--exercises DIR`` (repeatable) to add an instructor's own
 exercise specifications. Exit status: 0 on success (``grade`` returns 0 whenever the batch was
@@ -59,6 +67,23 @@ def _seed(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer; got {value}")
     return value
+
+
+def _seed_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--seed",
+        type=_seed,
+        default=None,
+        metavar="S",
+        help="seed of the graded-only inputs; keep it private (default: $RLFOUND_SEED, else "
+        "the course secret that `rlfound secret` creates)",
+    )
+    parser.add_argument(
+        "--public-seed",
+        action="store_true",
+        help="grade with the public default seed, which anyone with the repository can "
+        "reproduce (practice runs, not credit)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -138,13 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument(
         "--jobs", type=_positive_int, default=1, metavar="N", help="submissions graded at once"
     )
-    grade.add_argument(
-        "--seed",
-        type=_seed,
-        default=0,
-        metavar="S",
-        help="seed of the graded-only inputs; keep it private (default: 0)",
-    )
+    _seed_options(grade)
     grade.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
     gradescope = commands.add_parser(
@@ -152,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gradescope.add_argument("exercise", metavar="EXERCISE", help="exercise id")
     gradescope.add_argument("-o", "--output", metavar="FILE", default="autograder.zip")
-    gradescope.add_argument("--seed", type=_seed, default=0, metavar="S")
+    _seed_options(gradescope)
     gradescope.add_argument("--timeout", type=_positive_float, default=10.0, metavar="SECONDS")
 
     verify = commands.add_parser(
@@ -172,6 +191,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         metavar="S",
         help="grading seed of the graded-only checks (default: 0)",
+    )
+    secret = commands.add_parser(
+        "secret",
+        help="create the course secret: the seed of the graded-only checks (once per course)",
+    )
+    secret.add_argument(
+        "--path", metavar="FILE", help="where to write it (default: the course secret file)"
+    )
+    secret.add_argument(
+        "--force", action="store_true", help="replace an existing secret (changes every input)"
     )
     classpack = commands.add_parser(
         "classpack",
@@ -195,8 +224,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _classpack(parser, args, exercises) -> int:
+    from rlfound.grading.authoring.instructor import require_instructor
     from rlfound.grading.distribution import classpack
 
+    if args.with_solutions:
+        require_instructor("rlfound classpack --with-solutions")
     try:
         files = classpack.write_pack(
             args.out, exercises, with_solutions=args.with_solutions, force=args.force
@@ -228,8 +260,16 @@ def _exercise(parser, exercises, exercise_id, argument):
 
 
 def _list(exercises) -> int:
-    rows = [("id", "chapter", "stars", "points", "by hand", "title")]
+    from rlfound.grading.authoring.answers import library_answers
+
+    rows = [("id", "chapter", "stars", "points", "by hand", "in the book", "title")]
+    answered = 0
     for exercise in sorted(exercises.values(), key=lambda e: (e.chapter, e.stars, e.id)):
+        try:
+            found = len(library_answers(exercise))
+        except ValueError:  # an instructor's exercise whose reference is missing or broken
+            found = 0
+        answered += bool(found)
         rows.append(
             (
                 exercise.id,
@@ -237,6 +277,7 @@ def _list(exercises) -> int:
                 "★" * exercise.stars,
                 f"{exercise.max_score:g}",
                 f"{exercise.manual_points:g}",
+                f"{found} of {len(exercise.functions)}" if found else "-",
                 exercise.title,
             )
         )
@@ -247,14 +288,29 @@ def _list(exercises) -> int:
             + "  "
             + row[-1]
         )
+    if answered:
+        print(
+            f"\nin the book: {answered} exercise(s) ask for functions that a public rlfound "
+            "function already computes (it passes their public checks). Students have the "
+            "library, so these are fine for self-study and weak for credit (a submission "
+            "cannot import rlfound); `rlfound verify ID` names the functions."
+        )
+    if not all(exercise.complete for exercise in exercises.values()):
+        print(
+            "\npoints count the public checks only: the graded-only checks are in the "
+            "teaching team's package rlfound-instructor"
+        )
     return 0
 
 
 def _starter(parser, args, exercise) -> int:
-    from rlfound.grading.authoring import starter
+    from rlfound.grading.authoring import public
     from rlfound.grading.output.atomic import write_atomic
 
-    text = starter.starter_notebook(exercise) if args.notebook else starter.starter_source(exercise)
+    if args.notebook:
+        text = public.public_starter_notebook(exercise)
+    else:
+        text = public.public_starter(exercise)
     if args.output == "-":
         sys.stdout.write(text)
         return 0
@@ -300,18 +356,26 @@ def _check(parser, args, exercises) -> int:
     hidden = len(exercise.checks) - len(grader.checks)
     if hidden:
         print(f"grading adds {hidden} check(s) on inputs you have not seen")
+    elif not exercise.complete:
+        print("grading adds checks on inputs you have not seen")
     if exercise.manual:
         print(f"graded by hand: {', '.join(p.name for p in exercise.manual)}")
     return 0 if all(check.passed for check in result.checks) else 1
 
 
 def _grade(parser, args, exercise) -> int:
+    from rlfound.grading.authoring.instructor import InstructorMissing
+    from rlfound.grading.authoring.secret import resolve_seed
     from rlfound.grading.sandbox import describe_mode, stopping
     from rlfound.grading.scoring.batch import grade_batch
     from rlfound.grading.scoring.grader import Grader
 
-    grader = Grader(exercise, seed=args.seed, mode=args.mode, limits=_limits(args))
+    if not exercise.complete:
+        raise InstructorMissing("rlfound grade")
+    seed, origin = resolve_seed(args.seed, public_seed=args.public_seed)
+    grader = Grader(exercise, seed=seed, mode=args.mode, limits=_limits(args))
     print(describe_mode(grader.mode), file=sys.stderr)
+    print(f"graded-only inputs from {origin}", file=sys.stderr)
     progress = False if args.no_progress else None
     done = []
     try:
@@ -365,6 +429,7 @@ def _grade(parser, args, exercise) -> int:
 
 def _verify(parser, args, exercises) -> int:
     from rlfound.grading.authoring import verify
+    from rlfound.grading.authoring.instructor import InstructorMissing
     from rlfound.grading.sandbox import resolve_mode
 
     try:
@@ -379,9 +444,43 @@ def _verify(parser, args, exercises) -> int:
         if args.spec not in exercises and (path.suffix == ".py" or len(path.parts) > 1):
             parser.error(f"argument SPEC_OR_ID: no such specification file: {path}")
         exercise = _exercise(parser, exercises, args.spec, "SPEC_OR_ID")
+        if not exercise.complete:
+            raise InstructorMissing("rlfound verify of a book exercise")
         verification = verify.verify(exercise, **options)
     print(verification.report(), end="")
     return 0 if verification.ok else 1
+
+
+def _gradescope(args, exercise) -> int:
+    from rlfound.grading.authoring.instructor import InstructorMissing
+    from rlfound.grading.authoring.secret import resolve_seed
+    from rlfound.grading.distribution.gradescope import build_bundle
+
+    if not exercise.complete:
+        raise InstructorMissing("rlfound gradescope")
+    seed, origin = resolve_seed(args.seed, public_seed=args.public_seed)
+    build_bundle(exercise, Path(args.output), seed=seed, timeout=args.timeout)
+    print(f"wrote {args.output} (graded-only inputs from {origin})", file=sys.stderr)
+    return 0
+
+
+def _secret(parser, args) -> int:
+    from rlfound.grading.authoring.secret import create_secret, secret_path
+
+    path = Path(args.path) if args.path else secret_path()
+    try:
+        path, _ = create_secret(path, force=args.force)
+    except FileExistsError:
+        parser.error(f"{path} exists; pass --force to replace it (every hidden input changes)")
+    except OSError as error:
+        parser.error(f"the course secret could not be written to {path}: {error}")
+    print(
+        f"wrote the course secret to {path} (readable by you only). rlfound grade and "
+        "rlfound gradescope use it from now on; keep it, and give it to co-instructors "
+        "who regrade",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -404,6 +503,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(parser, args) -> int:
+    if args.command == "secret":
+        return _secret(parser, args)
     from rlfound.grading.authoring import spec
 
     try:
@@ -412,6 +513,8 @@ def _run(parser, args) -> int:
         parser.error(str(error))
     if args.command == "exercises":
         return _list(exercises)
+    if args.command == "secret":
+        return _secret(parser, args)
     try:
         if args.command == "check":
             return _check(parser, args, exercises)
@@ -424,11 +527,7 @@ def _run(parser, args) -> int:
             return _starter(parser, args, exercise)
         if args.command == "grade":
             return _grade(parser, args, exercise)
-        from rlfound.grading.distribution.gradescope import build_bundle
-
-        build_bundle(exercise, Path(args.output), seed=args.seed, timeout=args.timeout)
-        print(f"wrote {args.output}", file=sys.stderr)
-        return 0
+        return _gradescope(args, exercise)
     except ValueError as error:
         parser.error(str(error))
 

@@ -1,8 +1,11 @@
-"""The book's reference solutions, one file per code exercise, installed as ``rlfound.solutions``.
+"""The teaching team's material: the book's reference solutions and worked solutions, and the
+graded-only checks of its exercises (``graded/``).
 
-The book's solutions pages include these files; ``pyproject.toml`` maps this folder into the
-``rlfound`` package so that the grader finds them in a checkout, an installed wheel and a
-Gradescope bundle alike. Each file imports only NumPy, because student code built from it runs
-where ``rlfound`` cannot be imported; nothing imports this package's modules as such: the
-grader loads a solution by its path (:meth:`rlfound.grading.authoring.spec.Exercise.reference`).
+In the repository this is the book's ``solutions/`` folder: its pages are the appendix, which
+includes these files, and the grader of a checkout finds them here. ``make instructor-wheel``
+packages the folder as ``rlfound_instructor`` (the distribution ``rlfound-instructor``), which
+an instructor installs beside the students' ``rlfound`` wheel; students never get it
+(:mod:`rlfound.grading.authoring.instructor`). Each reference solution imports only NumPy,
+because student code built from it runs where ``rlfound`` cannot be imported; the grader loads
+a solution by its path (:meth:`rlfound.grading.authoring.spec.Exercise.reference`).
 """

@@ -62,3 +62,14 @@ def load_starter(source: str, folder: Path, name: str) -> ModuleType:
     path = Path(folder) / f"starter_{name}.py"
     path.write_text(strip_solutions(source), encoding="utf-8")
     return load_module(path, f"_starter_{name}")
+
+
+def book_exercise(spec_file: Path):
+    """A book exercise with all its checks: its specification (public checks) and, from the
+    instructor material in ``solutions/graded/``, its graded-only checks, as ``rlfound grade``
+    loads it."""
+    from rlfound.grading.authoring import spec
+
+    path = Path(spec_file).resolve()
+    (exercise,) = [e for e in spec.load_exercises().values() if e.source == path]
+    return exercise

@@ -321,6 +321,19 @@ def test_the_student_edition_has_no_solutions(student_build):
         assert "Solution (instructor edition)" in text, page.name
 
 
+def test_the_student_edition_holds_no_answer(student_build, built_site):
+    """No page, source or download of the student edition holds a reference solution's code
+    or a worked solution's prose; the full edition holds them, which shows the search finds
+    them (tests/grading/_answers.py)."""
+    from tests.grading._answers import find_answers, reference_regions
+
+    site, _ = student_build
+    assert find_answers(site) == []
+    found = " ".join(find_answers(built_site))
+    assert all(name in found for name, _, lines in reference_regions() if len(lines) >= 40)
+    assert "worked solution prose" in found
+
+
 def test_the_student_edition_has_the_api_reference(student_build):
     site, _ = student_build
     soup = soup_of(site / "api" / "returns.html")

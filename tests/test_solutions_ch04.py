@@ -19,7 +19,14 @@ import numpy as np
 import pytest
 
 from rlfound.grading.authoring import spec
-from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
+from tests._solutions import (
+    SOLUTIONS,
+    book_exercise,
+    load_module,
+    load_solution,
+    load_starter,
+    run_checks,
+)
 from tests.oracles import (
     BEGIN,
     DRAFT,
@@ -149,7 +156,7 @@ def test_bad_input_raises_a_value_error_naming_the_argument(change, name):
 
 
 def test_the_specification_loads_and_matches_the_solution():
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     assert exercise.id == "gae-timeouts" and exercise.chapter == 4 and exercise.stars == 3
     assert exercise.solution_path == (SOLUTIONS / "gae_timeouts.py").resolve()
     assert [f.name for f in exercise.functions] == ["gae_with_timeouts"]
@@ -158,7 +165,7 @@ def test_the_specification_loads_and_matches_the_solution():
 
 
 def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     for seed in (0, 7):
         outcomes = run_checks(exercise, solution, seed)
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
@@ -179,7 +186,7 @@ def test_the_specification_catches_a_timeout_marked_terminal(tmp_path):
     path = tmp_path / "buggy_gae_timeouts.py"
     path.write_text(buggy_source, encoding="utf-8")
     buggy = load_module(path, "_buggy_gae_timeouts")
-    outcomes = run_checks(spec.load_file(SPEC_FILE), buggy)
+    outcomes = run_checks(book_exercise(SPEC_FILE), buggy)
     for name in ("random-boundaries", "edge-cases", "folding-identity", "graded-long-batches"):
         assert not outcomes[name].passed, name
 

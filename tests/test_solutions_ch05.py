@@ -18,7 +18,14 @@ import numpy as np
 import pytest
 
 from rlfound.grading.authoring import spec
-from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
+from tests._solutions import (
+    SOLUTIONS,
+    book_exercise,
+    load_module,
+    load_solution,
+    load_starter,
+    run_checks,
+)
 from tests.oracles import SUBMIT_OR_WORK, central_differences, linear_solve_values, softmax_rows
 
 SPEC_FILE = spec.BUILTIN_DIR / "ppo_clip.py"
@@ -72,7 +79,7 @@ def test_the_boundary_counts_as_inside_the_clip():
 
 
 def test_the_specification_loads_and_matches_the_solution():
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     assert exercise.id == "ppo-clip" and exercise.chapter == 5 and exercise.stars == 2
     assert exercise.solution_path == (SOLUTIONS / "ppo_clip.py").resolve()
     assert [f.name for f in exercise.functions] == ["clipped_surrogate", "clipped_surrogate_grad"]
@@ -82,7 +89,7 @@ def test_the_specification_loads_and_matches_the_solution():
 
 
 def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     for seed in (0, 7):
         outcomes = run_checks(exercise, solution, seed)
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
@@ -104,7 +111,7 @@ def test_the_specification_catches_a_gradient_that_ignores_the_sign_of_the_advan
     assert buggy_source != SOURCE
     path = tmp_path / "buggy_ppo_clip.py"
     path.write_text(buggy_source, encoding="utf-8")
-    outcomes = run_checks(spec.load_file(SPEC_FILE), load_module(path, "_buggy_ppo_clip"))
+    outcomes = run_checks(book_exercise(SPEC_FILE), load_module(path, "_buggy_ppo_clip"))
     for name in ("finite-differences", "graded-finite-differences"):
         assert not outcomes[name].passed, name
     assert outcomes["surrogate-values"].passed  # the objective itself is still right

@@ -22,7 +22,14 @@ from scipy import optimize
 
 from rlfound import kl
 from rlfound.grading.authoring import spec
-from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
+from tests._solutions import (
+    SOLUTIONS,
+    book_exercise,
+    load_module,
+    load_solution,
+    load_starter,
+    run_checks,
+)
 from tests.oracles import (
     central_differences,
     kl_by_hand,
@@ -150,7 +157,7 @@ def test_bad_input_raises_a_value_error_naming_the_argument(change, name):
 
 
 def test_the_specification_loads_and_matches_the_solution():
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     assert exercise.id == "dpo-gradient" and exercise.chapter == 6 and exercise.stars == 2
     assert exercise.solution_path == (SOLUTIONS / "dpo_gradient.py").resolve()
     assert [f.name for f in exercise.functions] == ["dpo_loss", "dpo_logit_gradient"]
@@ -160,7 +167,7 @@ def test_the_specification_loads_and_matches_the_solution():
 
 
 def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     for seed in (0, 7):
         outcomes = run_checks(exercise, solution, seed)
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
@@ -180,7 +187,7 @@ def mutated(tmp_path, old, new, label):
 
 
 def test_the_specification_catches_typical_mistakes(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     # 1. A fancy-indexed += counts a response that appears in several pairs only once.
     once = mutated(
         tmp_path,

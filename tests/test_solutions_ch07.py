@@ -22,7 +22,14 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from rlfound.grading.authoring import spec
-from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
+from tests._solutions import (
+    SOLUTIONS,
+    book_exercise,
+    load_module,
+    load_solution,
+    load_starter,
+    run_checks,
+)
 from tests.oracles import softmax_rows
 
 solution = load_solution("group_advantages")
@@ -100,7 +107,7 @@ def test_bad_input_raises_value_error(function, kwargs):
 
 
 def test_the_specification_loads_and_matches_the_solution():
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     assert exercise.id == "group-advantages" and exercise.chapter == 7 and exercise.stars == 2
     assert exercise.solution_path == (SOLUTIONS / "group_advantages.py").resolve()
     assert [f.name for f in exercise.functions] == [
@@ -114,7 +121,7 @@ def test_the_specification_loads_and_matches_the_solution():
 
 
 def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     for seed in (0, 7):
         outcomes = run_checks(exercise, solution, seed)
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
@@ -159,7 +166,7 @@ def buggy(tmp_path, old, new, name):
 )
 def test_the_specification_catches_typical_mistakes(tmp_path, old, new, must_fail):
     module = buggy(tmp_path, old, new, must_fail[0].replace("-", "_"))
-    outcomes = run_checks(spec.load_file(SPEC_FILE), module)
+    outcomes = run_checks(book_exercise(SPEC_FILE), module)
     for name in must_fail:
         assert not outcomes[name].passed, name
 
@@ -173,7 +180,7 @@ def test_the_specification_catches_equal_groups_that_are_not_exact_zeros(tmp_pat
         "return centered / (std + eps)\n    ### END SOLUTION\n\n\ndef batch_normalized_advantages",
         "no_zero",
     )
-    outcomes = run_checks(spec.load_file(SPEC_FILE), module)
+    outcomes = run_checks(book_exercise(SPEC_FILE), module)
     assert not outcomes["grpo-edges"].passed and not outcomes["graded-edges"].passed
 
 

@@ -19,7 +19,14 @@ import numpy as np
 import pytest
 
 from rlfound.grading.authoring import spec
-from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
+from tests._solutions import (
+    SOLUTIONS,
+    book_exercise,
+    load_module,
+    load_solution,
+    load_starter,
+    run_checks,
+)
 from tests.oracles import (
     central_differences,
     hierarchical_by_loops,
@@ -106,7 +113,7 @@ def test_bad_input_raises_a_value_error(mode, loss, mask, max_length):
 
 
 def test_the_specification_loads_and_matches_the_solution():
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     assert exercise.id == "loss-aggregation" and exercise.chapter == 8 and exercise.stars == 2
     assert exercise.solution_path == (SOLUTIONS / "loss_aggregation.py").resolve()
     assert [f.name for f in exercise.functions] == [
@@ -122,7 +129,7 @@ def test_the_specification_loads_and_matches_the_solution():
 
 
 def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     for seed in (0, 7):
         outcomes = run_checks(exercise, solution, seed)
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
@@ -149,7 +156,7 @@ def test_the_specification_catches_skipped_empty_rows(tmp_path):
         "    return float(means[lengths > 0].mean())",
         "skip_empty",
     )
-    outcomes = run_checks(spec.load_file(SPEC_FILE), buggy)
+    outcomes = run_checks(book_exercise(SPEC_FILE), buggy)
     for name in ("seq-mean-token-mean-empty-rows", "graded-seq-mean-token-mean-empty-rows"):
         assert not outcomes[name].passed, name
     assert outcomes["seq-mean-token-mean-hand"].passed
@@ -163,7 +170,7 @@ def test_the_specification_catches_a_constant_read_from_the_array(tmp_path):
         "    return float(loss.sum() / (len(loss) * loss.shape[1]))",
         "width_constant",
     )
-    outcomes = run_checks(spec.load_file(SPEC_FILE), buggy)
+    outcomes = run_checks(book_exercise(SPEC_FILE), buggy)
     for name in (
         "padding-invariance-constant",
         "graded-padding-invariance-constant",

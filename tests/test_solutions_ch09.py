@@ -18,7 +18,14 @@ import numpy as np
 import pytest
 
 from rlfound.grading.authoring import spec
-from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
+from tests._solutions import (
+    SOLUTIONS,
+    book_exercise,
+    load_module,
+    load_solution,
+    load_starter,
+    run_checks,
+)
 from tests.oracles import (
     ADVANCE,
     CLAIM,
@@ -101,7 +108,7 @@ def test_bad_input_raises_a_value_error_naming_the_argument(call, name):
 
 
 def test_the_specification_loads_and_matches_the_solution():
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     assert exercise.id == "potential-shaping" and exercise.chapter == 9 and exercise.stars == 2
     assert exercise.solution_path == (SOLUTIONS / "potential_shaping.py").resolve()
     assert [f.name for f in exercise.functions] == ["shaped_reward", "shaped_episode_rewards"]
@@ -110,7 +117,7 @@ def test_the_specification_loads_and_matches_the_solution():
 
 
 def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     for seed in (0, 7):
         outcomes = run_checks(exercise, solution, seed)
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
@@ -129,7 +136,7 @@ def test_the_specification_catches_a_kept_terminal_potential(tmp_path):
     path = tmp_path / "buggy_potential_shaping.py"
     path.write_text(buggy_source, encoding="utf-8")
     buggy = load_module(path, "_buggy_potential_shaping")
-    outcomes = run_checks(spec.load_file(SPEC_FILE), buggy)
+    outcomes = run_checks(book_exercise(SPEC_FILE), buggy)
     for name in ("random-tables", "optimal-values-shift", "graded-optimal-values-shift"):
         assert not outcomes[name].passed, name
     assert outcomes["random-episodes"].passed  # the episode function is still right

@@ -19,7 +19,14 @@ import pytest
 
 from rlfound import entropy
 from rlfound.grading.authoring import spec
-from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
+from tests._solutions import (
+    SOLUTIONS,
+    book_exercise,
+    load_module,
+    load_solution,
+    load_starter,
+    run_checks,
+)
 from tests.oracles import (
     BIGRAM_TABLE,
     bigram_by_hand,
@@ -91,7 +98,7 @@ def test_bad_input_raises_a_value_error_naming_the_logits(bad, name):
 
 
 def test_the_specification_loads_and_matches_the_solution():
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     assert exercise.id == "entropy-gradient" and exercise.chapter == 10 and exercise.stars == 2
     assert {f.name for f in exercise.functions} == {"softmax_entropy", "softmax_entropy_gradient"}
     assert any(isinstance(check, spec.Gradient) for check in exercise.checks)
@@ -99,7 +106,7 @@ def test_the_specification_loads_and_matches_the_solution():
 
 
 def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     for seed in (0, 7):
         outcomes = run_checks(exercise, solution, seed)
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
@@ -118,7 +125,7 @@ def mutated(tmp_path, old, new, label):
 
 
 def test_the_specification_catches_typical_mistakes(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     # 1. The logarithm of the softmax: log 0 = -inf and 0 * -inf = nan on extreme rows.
     naive = mutated(
         tmp_path,

@@ -19,7 +19,14 @@ import pytest
 
 from rlfound import constrained
 from rlfound.grading.authoring import spec
-from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
+from tests._solutions import (
+    SOLUTIONS,
+    book_exercise,
+    load_module,
+    load_solution,
+    load_starter,
+    run_checks,
+)
 from tests.oracles import (
     DEPLOY_UTILITY,
     DEPLOY_VIOLATION,
@@ -134,7 +141,7 @@ def test_the_update_refuses_bad_input(change, name):
 
 
 def test_the_specification_loads_and_matches_the_solution():
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     assert exercise.id == "lagrangian-bandit" and exercise.chapter == 11 and exercise.stars == 2
     assert exercise.solution_path == (SOLUTIONS / "lagrangian_bandit.py").resolve()
     assert [f.name for f in exercise.functions] == [
@@ -148,7 +155,7 @@ def test_the_specification_loads_and_matches_the_solution():
 
 
 def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     for seed in (0, 7):
         outcomes = run_checks(exercise, solution, seed)
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
@@ -168,7 +175,7 @@ def test_the_specification_catches_a_flipped_multiplier_sign(tmp_path):
     assert buggy_source != SOURCE
     path = tmp_path / "buggy_lagrangian_bandit.py"
     path.write_text(buggy_source, encoding="utf-8")
-    outcomes = run_checks(spec.load_file(SPEC_FILE), load_module(path, "_buggy_lagrangian"))
+    outcomes = run_checks(book_exercise(SPEC_FILE), load_module(path, "_buggy_lagrangian"))
     for name in ("book-update", "update-random", "update-direction", "graded-update"):
         assert not outcomes[name].passed, name
 
@@ -181,7 +188,7 @@ def test_the_specification_catches_a_flipped_penalty_sign(tmp_path):
     assert buggy_source != SOURCE
     path = tmp_path / "buggy_penalty.py"
     path.write_text(buggy_source, encoding="utf-8")
-    outcomes = run_checks(spec.load_file(SPEC_FILE), load_module(path, "_buggy_penalty"))
+    outcomes = run_checks(book_exercise(SPEC_FILE), load_module(path, "_buggy_penalty"))
     for name in ("book-gradient", "gradient-random", "finite-differences", "graded-gradient"):
         assert not outcomes[name].passed, name
 

@@ -23,7 +23,14 @@ from hypothesis.extra import numpy as hnp
 
 from rlfound import diagnostics, importance, ppo
 from rlfound.grading.authoring import spec
-from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
+from tests._solutions import (
+    SOLUTIONS,
+    book_exercise,
+    load_module,
+    load_solution,
+    load_starter,
+    run_checks,
+)
 
 solution = load_solution("estimator_diagnostics")
 SOURCE = (SOLUTIONS / "estimator_diagnostics.py").read_text(encoding="utf-8")
@@ -111,7 +118,7 @@ def test_bad_input_raises_value_error_naming_the_argument(function, kwargs, name
 
 
 def test_the_specification_loads_and_matches_the_solution():
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     assert exercise.id == "estimator-diagnostics" and exercise.chapter == 12
     assert exercise.stars == 3
     assert exercise.solution_path == (SOLUTIONS / "estimator_diagnostics.py").resolve()
@@ -124,7 +131,7 @@ def test_the_specification_loads_and_matches_the_solution():
 
 
 def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     for seed in (0, 7, 123):
         outcomes = run_checks(exercise, solution, seed)
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
@@ -171,7 +178,7 @@ def test_the_specification_catches_typical_mistakes(tmp_path, old, new, must_fai
     path.write_text(source, encoding="utf-8")
     module = load_module(path, "_mistake")
     with np.errstate(all="ignore"):
-        outcomes = run_checks(spec.load_file(SPEC_FILE), module)
+        outcomes = run_checks(book_exercise(SPEC_FILE), module)
     failed = {name for name, outcome in outcomes.items() if not outcome.passed}
     assert must_fail <= failed, (must_fail - failed, failed)
     if not must_fail:

@@ -17,7 +17,14 @@ import pytest
 
 from rlfound import advantages, contract, groups, invariants, ppo
 from rlfound.grading.authoring import spec
-from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
+from tests._solutions import (
+    SOLUTIONS,
+    book_exercise,
+    load_module,
+    load_solution,
+    load_starter,
+    run_checks,
+)
 from tests.oracles import (
     CONTRACT_CODING,
     CONTRACT_SIMULATED,
@@ -99,7 +106,7 @@ def test_bad_layouts_raise_a_value_error(arguments, name):
 
 
 def test_the_specification_loads_and_matches_the_solution():
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     assert exercise.id == "target-action-mask" and exercise.chapter == 13 and exercise.stars == 3
     assert exercise.solution_path == (SOLUTIONS / "target_action_mask.py").resolve()
     assert [f.name for f in exercise.functions] == ["target_action_mask", "target_turn_ids"]
@@ -108,7 +115,7 @@ def test_the_specification_loads_and_matches_the_solution():
 
 
 def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     for seed in (0, 7):
         outcomes = run_checks(exercise, solution, seed)
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
@@ -133,7 +140,7 @@ def test_the_specification_catches_the_mask_at_the_input_positions(tmp_path):
         "return columns[:-1].astype(np.float64)",
         "input_aligned",
     )
-    outcomes = run_checks(spec.load_file(SPEC_FILE), module)
+    outcomes = run_checks(book_exercise(SPEC_FILE), module)
     for name in ("random-mask", "edge-mask", "mask-and-turns-agree", "graded-long-episodes"):
         assert not outcomes[name].passed, name
 
@@ -147,7 +154,7 @@ def test_the_specification_catches_merged_adjacent_turns(tmp_path):
         "    turn_of_segment = np.where(policy, np.cumsum(starts) - 1, -1)",
         "merged_turns",
     )
-    outcomes = run_checks(spec.load_file(SPEC_FILE), module)
+    outcomes = run_checks(book_exercise(SPEC_FILE), module)
     assert not outcomes["edge-turns"].passed
     assert outcomes["random-mask"].passed
 
@@ -160,7 +167,7 @@ def test_the_specification_catches_a_missing_policy_first_check(tmp_path):
         "    # One flag",
         "no_first_check",
     )
-    outcomes = run_checks(spec.load_file(SPEC_FILE), module)
+    outcomes = run_checks(book_exercise(SPEC_FILE), module)
     assert not outcomes["policy-first"].passed
 
 

@@ -18,7 +18,14 @@ import numpy as np
 import pytest
 
 from rlfound.grading.authoring import spec
-from tests._solutions import SOLUTIONS, load_module, load_solution, load_starter, run_checks
+from tests._solutions import (
+    SOLUTIONS,
+    book_exercise,
+    load_module,
+    load_solution,
+    load_starter,
+    run_checks,
+)
 from tests.oracles import (
     CE_BEHAVIOR,
     CE_CURRENT,
@@ -98,7 +105,7 @@ def test_bad_input_raises_a_value_error(call):
 
 
 def test_the_specification_loads_and_matches_the_solution():
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     assert exercise.id == "behavior-kl" and exercise.chapter == 14 and exercise.stars == 2
     assert exercise.solution_path == (SOLUTIONS / "behavior_kl.py").resolve()
     assert [f.name for f in exercise.functions] == [
@@ -111,7 +118,7 @@ def test_the_specification_loads_and_matches_the_solution():
 
 
 def test_the_reference_passes_every_check_and_the_starter_none(tmp_path):
-    exercise = spec.load_file(SPEC_FILE)
+    exercise = book_exercise(SPEC_FILE)
     for seed in (0, 7):
         outcomes = run_checks(exercise, solution, seed)
         failed = {name: o.message for name, o in outcomes.items() if not o.passed}
@@ -138,7 +145,7 @@ def test_the_specification_catches_a_missing_weight(tmp_path):
         "    return np.where(mask, k3, 0.0)",
         "no_weight",
     )
-    outcomes = run_checks(spec.load_file(SPEC_FILE), buggy)
+    outcomes = run_checks(book_exercise(SPEC_FILE), buggy)
     for name in ("random-token-batches", "graded-token-batches"):
         assert not outcomes[name].passed, name
     assert outcomes["on-policy-is-k3"].passed  # indistinguishable when mu = pi
@@ -152,7 +159,7 @@ def test_the_specification_catches_expectations_under_the_wrong_policy(tmp_path)
         "np.array([pi[seen] @ k1, pi[seen] @ k3,",
         "wrong_policy",
     )
-    outcomes = run_checks(spec.load_file(SPEC_FILE), buggy)
+    outcomes = run_checks(book_exercise(SPEC_FILE), buggy)
     for name in ("book-numbers", "naive-k1-identity", "random-distributions"):
         assert not outcomes[name].passed, name
     assert outcomes["weighted-is-target-kl"].passed
@@ -167,7 +174,7 @@ def test_the_specification_catches_masked_positions_that_leak(tmp_path):
         "    return np.exp(arrays['logprobs'] - arrays['old_logprobs']) * (np.expm1(u) - u)",
         "leaky_mask",
     )
-    outcomes = run_checks(spec.load_file(SPEC_FILE), buggy)
+    outcomes = run_checks(book_exercise(SPEC_FILE), buggy)
     for name in ("masked-exactly-zero", "random-token-batches"):
         assert not outcomes[name].passed, name
 

@@ -284,14 +284,17 @@ def processes_of_user(user: str = TEST_USER) -> list[int]:
     return accounts.processes_of(pwd.getpwnam(user).pw_uid)
 
 
-def copy_hostile(names, folder: Path, *, out_dir: Path, marker: Path) -> list[Path]:
-    """Copy hostile fixtures into ``folder``, filling in the paths they attack."""
+def copy_hostile(names, folder: Path, *, out_dir: Path, marker: Path, fill=None) -> list[Path]:
+    """Copy hostile fixtures into ``folder``, filling in the paths they attack (and any other
+    placeholder in ``fill``, placeholder -> text)."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for name in names:
         text = (HOSTILE / f"{name}.py").read_text()
         text = text.replace("__REPO__", str(REPO))
         text = text.replace("__OUT_DIR__", str(out_dir)).replace("__MARKER__", str(marker))
+        for placeholder, value in (fill or {}).items():
+            text = text.replace(placeholder, value)
         path = folder / f"{name}.py"
         path.write_text(text)
         paths.append(path)
@@ -432,6 +435,18 @@ def requirements_only_venv(root: Path) -> Path:
     )
     assert "No module named 'rlfound'" in probe.stderr, probe.stderr
     return venv
+
+
+def run_cli(capsys, *argv):
+    """Run the ``rlfound`` command in-process; return (exit status, stdout, stderr)."""
+    from rlfound.cli import main
+
+    try:
+        status = main(list(argv))
+    except SystemExit as exit_:
+        status = exit_.code
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
 
 
 def gradescope_results(path: Path) -> dict:

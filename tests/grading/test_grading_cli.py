@@ -8,19 +8,9 @@ import sys
 
 import nbformat
 import pytest
-from _grading_helpers import BUGGY_GAE, copy_reference
+from _grading_helpers import BUGGY_GAE, copy_reference, run_cli
 
-from rlfound.cli import main
-
-
-def run(capsys, *argv):
-    """Run the command in-process; return (exit status, stdout, stderr)."""
-    try:
-        status = main(list(argv))
-    except SystemExit as exit_:
-        status = exit_.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+run = run_cli
 
 
 def test_exercises_lists_ids_chapters_stars_and_points(capsys):

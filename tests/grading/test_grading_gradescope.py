@@ -79,9 +79,15 @@ def test_the_zip_has_gradescopes_layout(tmp_path):
         subprocess.run(["bash", "-n"], input=script, text=True, check=True)
     assert all(stat.S_IMODE(modes[name]) == 0o755 for name in scripts)
     assert "--exercise gae-recursion --seed 5" in scripts["run_autograder"]
-    # Only the exercise's own reference solution, and no specification outside the package.
-    solutions = sorted(name for name in names if name.startswith("rlfound/solutions/"))
-    assert solutions == ["rlfound/solutions/__init__.py", "rlfound/solutions/gae_recursion.py"]
+    # Only the exercise's own reference solution and graded checks, and no specification
+    # outside the package; the package itself holds no solution.
+    solutions = sorted(name for name in names if name.startswith("rlfound_instructor/"))
+    assert solutions == [
+        "rlfound_instructor/__init__.py",
+        "rlfound_instructor/gae_recursion.py",
+        "rlfound_instructor/graded/gae_recursion.py",
+    ]
+    assert not any(name.startswith(("rlfound/solutions/", "solutions/")) for name in names)
     assert not any(name.startswith("exercises/") or name.endswith(".pyc") for name in names)
 
 

@@ -1,16 +1,20 @@
-"""rlfound outside a checkout: the wheel carries the reference solutions, and a teacher who
-pip-installs it in a fresh virtual environment can use every subcommand on every exercise.
+"""rlfound outside a checkout, as its users get it: two wheels from one source.
 
-The ``install`` tests build the wheel from a copy of this checkout, install it with its
-requirements from PyPI into a new virtual environment outside the repository and run the
-installed ``rlfound`` command from yet another folder, without PYTHONPATH, so that nothing of
-the checkout can be imported by accident.
+Students install the ``rlfound`` wheel: it holds no reference solution, no worked solution and
+no graded-only check, yet ``rlfound check`` works (the public checks' expected outputs were
+recorded when it was built), and ``grade`` says which package it needs. The teaching team
+installs ``rlfound-instructor`` beside it, and every subcommand works on every exercise.
+
+The ``install`` tests build both wheels from a copy of this checkout, as ``make wheels`` does,
+install them with their requirements from PyPI into new virtual environments outside the
+repository and run the installed ``rlfound`` command from yet another folder, without
+PYTHONPATH, so that nothing of the checkout can be imported by accident. What they install is
+searched for answers by ``_answers.py``, written independently of the packaging.
 """
 
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -20,6 +24,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from _answers import find_answers, reference_regions, worked_runs
 from _grading_helpers import (
     BUGGY_GAE,
     HOSTILE,
@@ -30,7 +35,7 @@ from _grading_helpers import (
 )
 
 from rlfound.grading import load_exercises
-from rlfound.grading.authoring import spec
+from rlfound.grading.authoring import instructor, spec
 
 EXERCISES = load_exercises()
 #: What a clean checkout holds, minus build output, environments and caches (.gitignore).
@@ -52,14 +57,6 @@ IGNORED = shutil.ignore_patterns(
 )
 
 
-def test_the_book_solutions_are_found_through_the_package():
-    found = importlib.util.find_spec("rlfound.solutions")
-    assert found is not None, "rlfound.solutions is missing: run pip install -e '.[dev]'"
-    (folder,) = found.submodule_search_locations
-    assert Path(folder).resolve() == (REPO / "solutions").resolve() == spec.BOOK_SOLUTIONS
-    assert all(e.solution_path.parent == spec.BOOK_SOLUTIONS for e in EXERCISES.values())
-
-
 def test_a_checkout_that_is_not_installed_finds_them_next_to_the_package(tmp_path):
     """``PYTHONPATH=checkout python -m rlfound``, with rlfound not installed, still works."""
     venv = requirements_only_venv(tmp_path)
@@ -76,13 +73,53 @@ def test_a_checkout_that_is_not_installed_finds_them_next_to_the_package(tmp_pat
     assert "def chain_values(gamma):" in completed.stdout
 
 
+def test_a_checkout_is_the_teaching_teams_side():
+    """In the repository the instructor material is solutions/, and every book exercise has
+    its graded-only checks from solutions/graded/."""
+    assert instructor.instructor_folder() == (REPO / "solutions").resolve() == spec.BOOK_SOLUTIONS
+    for exercise in EXERCISES.values():
+        assert exercise.complete and exercise.solution_path.parent == spec.BOOK_SOLUTIONS
+        assert any(not check.public for check in exercise.checks), exercise.id
+        assert (REPO / "solutions" / "graded" / exercise.source.name).is_file()
+
+
+def test_a_book_specification_holds_public_checks_only():
+    """The specifications ship to students; their graded checks are in solutions/graded/."""
+    for exercise in EXERCISES.values():
+        assert "public=False" not in exercise.source.read_text(), exercise.source.name
+        graded = (REPO / "solutions" / "graded" / exercise.source.name).read_text()
+        assert "public=False" in graded
+
+
+def test_a_graded_check_in_a_book_specification_is_refused(tmp_path, monkeypatch):
+    builtin = tmp_path / "exercises"
+    shutil.copytree(spec.BUILTIN_DIR, builtin)
+    path = builtin / "gae_recursion.py"
+    text = path.read_text()
+    assert 'name="recursive-random",' in text
+    path.write_text(
+        text.replace('name="recursive-random",', 'name="recursive-random", public=False,')
+    )
+    monkeypatch.setattr(spec, "BUILTIN_DIR", builtin)
+    with pytest.raises(ValueError, match=r"public checks only; move \['recursive-random'\]"):
+        spec.load_exercises()
+
+
+def test_without_the_instructor_material_an_exercise_has_its_public_checks(monkeypatch):
+    monkeypatch.setattr(instructor, "instructor_folder", lambda: None)
+    for exercise_id, exercise in spec.load_exercises().items():
+        assert not exercise.complete
+        full = EXERCISES[exercise_id].checks
+        assert [c.name for c in exercise.checks] == [c.name for c in full if c.public]
+
+
 def test_pyproject_lists_every_package():
-    """Packages are listed, not discovered (rlfound.solutions lives in solutions/, and
-    rlfound.chapters in chapters/): a new subpackage of rlfound must be added to the list, or
-    the wheel would lack it."""
+    """Packages are listed, not discovered (rlfound.chapters lives in chapters/): a new
+    subpackage of rlfound must be added to the list, or the wheel would lack it. The book's
+    solutions/ is not among them: it is the instructor wheel."""
     tomllib = pytest.importorskip("tomllib")
     setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    book = {"rlfound.solutions": "solutions", "rlfound.chapters": "chapters"}
+    book = {"rlfound.chapters": "chapters"}
     assert setuptools["package-dir"] == book
     found = {
         ".".join(path.parent.relative_to(REPO).parts)
@@ -90,10 +127,9 @@ def test_pyproject_lists_every_package():
         if "__pycache__" not in path.parts
     }
     assert sorted(setuptools["packages"]) == sorted(found | set(book))
-    assert all((REPO / folder / "__init__.py").is_file() for folder in book.values())
 
 
-# ---------------------------------------------------------------- the installed wheel
+# ---------------------------------------------------------------- the installed wheels
 
 
 def run(*command, cwd: Path, check: bool = True, timeout: float = 600):
@@ -111,71 +147,153 @@ def run(*command, cwd: Path, check: bool = True, timeout: float = 600):
     return completed
 
 
+def run_with(environment: dict, *command, cwd: Path, check: bool = True):
+    """:func:`run` with some environment variables set, and the tests' own seed removed."""
+    base = {k: v for k, v in outside_environment().items() if not k.startswith("RLFOUND_")}
+    completed = subprocess.run(
+        [str(part) for part in command],
+        cwd=cwd,
+        env={**base, **environment},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if check:
+        assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    return completed
+
+
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """The wheel built from a copy of this checkout (the build writes next to its sources)."""
-    require_pypi()  # the build fetches setuptools into an isolated environment
+def wheels(tmp_path_factory) -> tuple[Path, Path]:
+    """The students' and the teaching team's wheels, built from a copy of this checkout as
+    ``make wheels`` builds them (the builds write next to their sources)."""
+    require_pypi()  # the builds fetch setuptools, NumPy and SciPy into isolated environments
     work = tmp_path_factory.mktemp("wheel")
     shutil.copytree(REPO, work / "rlfound", ignore=IGNORED)
-    run(
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "--no-deps",
-        "-w",
-        work / "dist",
-        work / "rlfound",
-        cwd=work,
-    )
-    (built,) = (work / "dist").glob("rlfound-*.whl")
-    return built
+    dist = work / "dist"
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", dist, work / "rlfound", cwd=work)
+    script = work / "rlfound" / "packaging" / "build_instructor_wheel.py"
+    run(sys.executable, script, "--dist", dist, cwd=work)
+    (student,) = dist.glob("rlfound-*.whl")
+    (teaching,) = dist.glob("rlfound_instructor-*.whl")
+    return student, teaching
 
 
 @pytest.fixture(scope="module")
-def installed(wheel, tmp_path_factory) -> Path:
-    """A fresh virtual environment, outside the repository, with the wheel pip-installed."""
-    venv = tmp_path_factory.mktemp("teacher-env") / "venv"
+def wheel(wheels) -> Path:
+    """The students' wheel."""
+    return wheels[0]
+
+
+def _venv(folder: Path, *wheels: Path) -> Path:
+    venv = folder / "venv"
     assert REPO.resolve() not in venv.resolve().parents
-    run(sys.executable, "-m", "venv", venv, cwd=venv.parent)
-    run(venv / "bin" / "python", "-m", "pip", "install", wheel, cwd=venv.parent)
+    run(sys.executable, "-m", "venv", venv, cwd=folder)
+    run(venv / "bin" / "python", "-m", "pip", "install", *wheels, cwd=folder)
     return venv
 
 
+@pytest.fixture(scope="module")
+def student_env(wheels, tmp_path_factory) -> Path:
+    """A fresh virtual environment, outside the repository, with the students' wheel only."""
+    return _venv(tmp_path_factory.mktemp("student-env"), wheels[0])
+
+
+@pytest.fixture(scope="module")
+def installed(wheels, tmp_path_factory) -> Path:
+    """A fresh virtual environment with both wheels: the teaching team's install."""
+    return _venv(tmp_path_factory.mktemp("teacher-env"), *wheels)
+
+
+def site_packages(venv: Path) -> Path:
+    (site,) = (venv / "lib").glob("python3*/site-packages")
+    return site
+
+
 @pytest.mark.install
-def test_the_wheel_ships_the_solutions_and_the_chapters(wheel):
-    """The reference solutions and, for rlfound classpack, the pages of the chapters and of
-    the solutions with the chapters' data; nothing else of the book, no tests."""
-    with zipfile.ZipFile(wheel) as archive:
+def test_the_students_wheel_holds_no_answer(wheels):
+    """No reference code (normalized ASTs), no worked-solution prose, no graded-only check, and
+    the public checks' data of every exercise. The instructor wheel holds every answer, which
+    shows that the search finds them."""
+    student, teaching = wheels
+    with zipfile.ZipFile(student) as archive:
         names = set(archive.namelist())
-    patterns = {"solutions": ("*.py", "*.md"), "chapters": ("*.py", "*.md", "data/*.*")}
-    for folder, globs in patterns.items():
-        books = {
-            path.relative_to(REPO / folder).as_posix()
-            for pattern in globs
-            for path in (REPO / folder).glob(pattern)
-            if path.suffix in (".py", ".md", ".npz")
-        }
-        prefix = f"rlfound/{folder}/"
-        assert {n.removeprefix(prefix) for n in names if n.startswith(prefix)} == books
-    assert "data/trainer_batch.npz" in books and "__init__.py" in books
-    book_pages = [n for n in names if n.endswith(".md")]
-    assert len(book_pages) == 2 * len(list((REPO / "chapters").glob("*.md")))
-    assert not any(name.endswith(".ipynb") for name in names)
-    assert not any(name.startswith(("solutions/", "tests/", "chapters/")) for name in names)
-    specs = {f"rlfound/grading/authoring/exercises/{e.source.name}" for e in EXERCISES.values()}
-    assert specs <= names
+        specs = [archive.read(n).decode() for n in names if "/authoring/exercises/" in n]
+    assert not any(n.startswith(("rlfound/solutions/", "rlfound_instructor/")) for n in names)
+    assert specs and not any("public=False" in text for text in specs)
+    public_data = {n for n in names if "/authoring/public_data/" in n}
+    assert public_data == {f"rlfound/grading/authoring/public_data/{e}.json" for e in EXERCISES}
+    assert find_answers(student) == []
+
+    found = {finding.split(": ", 1)[1] for finding in find_answers(teaching)}
+    assert {f"the code of a solution region of {name}" for name, _, _ in reference_regions()} <= (
+        found
+    )
+    pages = {page for page, _ in worked_runs()}
+    assert all(any(f"worked solution prose of {page}" in f for f in found) for page in pages)
+    with zipfile.ZipFile(teaching) as archive:
+        teaching_names = set(archive.namelist())
+    graded = {f"rlfound_instructor/graded/{e.source.name}" for e in EXERCISES.values()}
+    assert graded <= teaching_names
+
+
+@pytest.mark.install
+def test_a_student_install_checks_but_cannot_grade(student_env, tmp_path):
+    """From a fresh environment with the students' wheel alone: nothing installed holds an
+    answer; starters and the self-check work; grade, verify, gradescope and the teaching pack
+    refuse, naming the instructor package; a class pack holds no answer either."""
+    from rlfound.grading.authoring import starter
+
+    assert find_answers(site_packages(student_env) / "rlfound") == []
+    assert not list(site_packages(student_env).glob("rlfound_instructor*"))
+    student = tmp_path / "student"
+    student.mkdir()
+    rlfound = student_env / "bin" / "rlfound"
+    listing = run(rlfound, "exercises", cwd=student).stdout
+    assert all(exercise_id in listing for exercise_id in EXERCISES)
+    for exercise_id, exercise in EXERCISES.items():
+        text = run(rlfound, "starter", exercise_id, "-o", "-", cwd=student).stdout
+        assert text == starter.starter_source(exercise)
+
+    (student / "mine.py").write_text((REPO / "solutions" / "gae_recursion.py").read_text())
+    checked = run(rlfound, "check", "mine.py", "--exercise", "gae-recursion", cwd=student)
+    public = [c for c in EXERCISES["gae-recursion"].checks if c.public]
+    assert checked.stdout.count("PASS") == len(public) and "FAIL" not in checked.stdout
+    assert "grading adds checks on inputs you have not seen" in checked.stdout
+    (student / "buggy.py").write_text(BUGGY_GAE)
+    wrong = run(
+        rlfound, "check", "buggy.py", "--exercise", "gae-recursion", cwd=student, check=False
+    )
+    assert wrong.returncode == 1 and "FAIL  recursive-random" in wrong.stdout
+    assert "case 2 of 5" in wrong.stdout and "expected -1.71459, got -1.857" in wrong.stdout
+    assert "PASS  explicit-random" in wrong.stdout
+
+    for command in (
+        ("grade", "gae-recursion", "mine.py", "--out", "out", "--seed", "3"),
+        ("verify", "gae-recursion"),
+        ("gradescope", "gae-recursion", "-o", "a.zip", "--seed", "3"),
+        ("classpack", "--out", "teaching", "--with-solutions"),
+    ):
+        refused = run(rlfound, *command, cwd=student, check=False)
+        assert refused.returncode == 2, (command, refused.stderr)
+        assert "rlfound-instructor" in refused.stderr and "make instructor-wheel" in refused.stderr
+    assert not any((student / name).exists() for name in ("out", "a.zip", "teaching"))
+
+    run(rlfound, "classpack", "--out", "pack", cwd=student)
+    assert find_answers(student / "pack") == []
 
 
 @pytest.mark.install
 def test_a_teacher_uses_every_subcommand_from_an_installed_wheel(installed, tmp_path):
-    """exercises, starter, check, grade, gradescope and verify, from a folder with no checkout."""
+    """With rlfound-instructor beside rlfound: exercises, starter, check, grade (once the
+    course secret is set), gradescope and verify, from a folder with no checkout."""
     teacher = tmp_path / "course"
     teacher.mkdir()
     python, rlfound = installed / "bin" / "python", installed / "bin" / "rlfound"
     probe = (
-        "import sys, rlfound, rlfound.solutions\n"
-        "print(rlfound.__file__, sys.path, rlfound.solutions.__file__, sep='\\n')"
+        "import sys, rlfound, rlfound_instructor\n"
+        "print(rlfound.__file__, sys.path, rlfound_instructor.__file__, sep='\\n')"
     )
     where = run(python, "-c", probe, cwd=teacher).stdout.splitlines()
     assert installed.resolve() in Path(where[0]).resolve().parents
@@ -184,12 +302,6 @@ def test_a_teacher_uses_every_subcommand_from_an_installed_wheel(installed, tmp_
 
     listing = run(rlfound, "exercises", cwd=teacher).stdout
     assert all(exercise_id in listing for exercise_id in EXERCISES)
-    for exercise_id in EXERCISES:
-        run(rlfound, "starter", exercise_id, cwd=teacher)
-        starter = (teacher / (exercise_id.replace("-", "_") + ".py")).read_text()
-        assert starter.startswith(f"# rlfound exercise: {exercise_id}")
-        assert "raise NotImplementedError" in starter
-
     reference = (REPO / "solutions" / "gae_recursion.py").read_text()
     (teacher / "mine.py").write_text(reference)
     checked = run(rlfound, "check", "mine.py", "--exercise", "gae-recursion", cwd=teacher)
@@ -204,20 +316,35 @@ def test_a_teacher_uses_every_subcommand_from_an_installed_wheel(installed, tmp_
     attack = (HOSTILE / "read_reference.py").read_text()
     attack = attack.replace("__REPO__/solutions", str(installed_solutions))
     (teacher / "class" / "eve.py").write_text(attack)
-    grade = ("grade", "gae-recursion", "class", "--out", "grades", "--seed", "3")
-    run(rlfound, *grade, "--mode", "default", cwd=teacher)
+    grade = ("grade", "gae-recursion", "class", "--out", "grades", "--mode", "default")
+    # No course secret yet: grading with the public seed is refused, and says why.
+    config = {"XDG_CONFIG_HOME": str(teacher / "config")}
+    refused = run_with(config, rlfound, *grade, cwd=teacher, check=False)
+    assert refused.returncode == 2 and "rlfound secret" in refused.stderr
+    assert not (teacher / "grades").exists()
+    made = run_with(config, rlfound, "secret", cwd=teacher)
+    secret_file = teacher / "config" / "rlfound" / "course-secret"
+    assert str(secret_file) in made.stderr and (secret_file.stat().st_mode & 0o777) == 0o600
+    graded = run_with(config, rlfound, *grade, cwd=teacher)
+    assert f"the course secret {secret_file}" in graded.stderr
     with open(teacher / "grades" / "grades.csv", newline="") as sheet:
         rows = {row["submission"]: row for row in csv.DictReader(sheet)}
     assert rows["ana"]["score"] == rows["ana"]["max_score"] == "11"
+    assert rows["ana"]["graded-recursive"] == "1"
     assert 0 < float(rows["ben"]["score"]) < 11
     assert rows["eve"]["score"] == "10" and rows["eve"]["recursive-edges"] == "0"
     assert json.loads((teacher / "grades" / "ana" / "results.json").read_text())["score"] == 11
 
-    run(rlfound, "gradescope", "gae-recursion", "-o", "autograder.zip", cwd=teacher)
+    run_with(config, rlfound, "gradescope", "gae-recursion", "-o", "autograder.zip", cwd=teacher)
     with zipfile.ZipFile(teacher / "autograder.zip") as archive:
         names = set(archive.namelist())
         requirements = archive.read("requirements.txt").decode()
-    assert {"setup.sh", "run_autograder", "rlfound/solutions/gae_recursion.py"} <= names
+    assert {
+        "setup.sh",
+        "run_autograder",
+        "rlfound_instructor/gae_recursion.py",
+        "rlfound_instructor/graded/gae_recursion.py",
+    } <= names
     assert "numpy" in requirements and "matplotlib" not in requirements
 
     verified = run(rlfound, "verify", "bellman-arithmetic", cwd=teacher)

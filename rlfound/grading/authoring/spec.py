@@ -45,6 +45,13 @@ The book's specifications name their solution in the book's ``solutions/`` folde
 relative to the specification file, such as ``solution="bellman_solution.py"`` for a file
 next to it.
 
+The book's specifications hold their public checks only, because they ship in the students'
+wheel. Their graded-only checks are instructor material
+(:mod:`~rlfound.grading.authoring.instructor`): ``solutions/graded/<spec file name>`` defines
+``CHECKS = [...]``, which :func:`load_exercises` appends where that material is installed. An
+instructor's own specification may hold both kinds in one file, as above: it never reaches
+students.
+
 Check kinds (every check has a ``name``, ``points`` and ``public``; a public check runs in the
 student's self-check, a graded-only one (``public=False``) draws its inputs from the grading
 seed, which students never see). ``inputs`` is a list of keyword dictionaries (fixed edge
@@ -83,6 +90,7 @@ from typing import Any
 
 import numpy as np
 
+from rlfound.grading.authoring import instructor
 from rlfound.grading.scoring import compare
 
 __all__ = [
@@ -112,23 +120,10 @@ __all__ = [
 BUILTIN_DIR = Path(__file__).resolve().parent / "exercises"
 
 
-def _book_solutions() -> Path:
-    """The folder of the subpackage ``rlfound.solutions``, the book's reference solutions.
-
-    The book keeps them in ``solutions/`` at the repository root (its appendix includes them);
-    ``pyproject.toml`` maps that folder into the package, so an editable install, a wheel and
-    the Gradescope bundle all find it as ``rlfound.solutions``.
-    """
-    found = importlib.util.find_spec("rlfound.solutions")
-    if found is not None and found.submodule_search_locations:
-        return Path(next(iter(found.submodule_search_locations))).resolve()
-    # A checkout used without installing it (PYTHONPATH=.) has no such mapping; there the
-    # folder sits next to the package.
-    return Path(__file__).resolve().parents[3] / "solutions"
-
-
-#: Folder of the book's reference solutions: the subpackage ``rlfound.solutions``.
-BOOK_SOLUTIONS = _book_solutions()
+#: Folder of the book's reference solutions: the instructor material
+#: (:mod:`rlfound.grading.authoring.instructor`). Where only the student distribution is
+#: installed it does not exist, and a book exercise has only its public checks.
+BOOK_SOLUTIONS = instructor.instructor_folder() or instructor.CHECKOUT_SOLUTIONS
 #: Seed of the inputs of public checks: fixed, so the self-check and grading agree.
 PUBLIC_SEED = 20_240_101
 
@@ -536,6 +531,9 @@ class Exercise:
         The parts graded by hand.
     source : Path or None
         The specification file; :func:`load_file` sets it.
+    complete : bool
+        False for a book exercise loaded without the instructor material: only its public
+        checks are here (:func:`load_exercises` sets it).
     """
 
     id: str
@@ -547,6 +545,12 @@ class Exercise:
     checks: Sequence[Check]
     manual: Sequence[Manual] = ()
     source: Path | None = None
+    complete: bool = True
+
+    @property
+    def builtin(self) -> bool:
+        """Whether this is one of the book's exercises (whose answers are instructor material)."""
+        return self.source is not None and self.source.parent == BUILTIN_DIR
 
     @property
     def max_score(self) -> float:
@@ -601,6 +605,8 @@ class Exercise:
             other parameters.
         """
         path = self.solution_path
+        if not path.is_file() and self.builtin:
+            raise instructor.InstructorMissing(f"the reference solution of {self.id!r}")
         if not path.is_file():
             raise ValueError(f"solution: the reference of {self.id!r} is missing: {path}")
         module_name = "rlfound_reference_" + self.id.replace("-", "_")
@@ -654,11 +660,36 @@ def load_file(path: Path) -> Exercise:
     return exercise
 
 
+def _graded_checks(path: Path) -> list[Check]:
+    """The graded-only checks of the book exercise specified in ``path``: ``CHECKS`` of the
+    instructor material's ``graded/<path.name>``; None where that material is not here."""
+    folder = instructor.instructor_folder()
+    if folder is None:
+        return None
+    graded = folder / instructor.GRADED / path.name
+    if not graded.is_file():
+        raise ValueError(f"instructor material: {graded} is missing (graded checks of {path})")
+    module_name = f"rlfound_graded_{path.stem}"
+    found = importlib.util.spec_from_file_location(module_name, graded)
+    module = importlib.util.module_from_spec(found)
+    sys.modules[module_name] = module
+    found.loader.exec_module(module)
+    checks = getattr(module, "CHECKS", None)
+    if not isinstance(checks, list) or not all(isinstance(c, Check) for c in checks):
+        raise ValueError(f"{graded} must define CHECKS = [...] of checks")
+    public = [c.name for c in checks if c.public]
+    if public:
+        raise ValueError(f"{graded}: graded checks must have public=False; got {public}")
+    return checks
+
+
 def load_exercises(extra_dirs: Sequence[str | Path] = ()) -> dict[str, Exercise]:
     """All exercises: the book's, then each ``--exercises DIR`` (later ones may override).
 
     A specification is a ``.py`` file with a top-level ``EXERCISE = ...``; other files in the
-    folder (reference solutions, helpers) are left alone.
+    folder (reference solutions, helpers) are left alone. A book exercise gets its
+    graded-only checks from the instructor material where that is installed; elsewhere it
+    has its public checks only and ``complete`` is False.
 
     Raises
     ------
@@ -674,5 +705,18 @@ def load_exercises(extra_dirs: Sequence[str | Path] = ()) -> dict[str, Exercise]
             if path.name.startswith("_") or not _DEFINES_EXERCISE.search(path.read_text()):
                 continue
             exercise = load_file(path)
+            if directory == BUILTIN_DIR:
+                hidden = [c.name for c in exercise.checks if not c.public]
+                if hidden:
+                    raise ValueError(
+                        f"{path}: a book specification ships to students and must hold public "
+                        f"checks only; move {hidden} to solutions/{instructor.GRADED}/{path.name}"
+                    )
+                graded = _graded_checks(path)
+                if graded is None:
+                    exercise = dataclasses.replace(exercise, complete=False)
+                else:
+                    exercise = dataclasses.replace(exercise, checks=[*exercise.checks, *graded])
+                    exercise.validate()
             exercises[exercise.id] = exercise
     return exercises

@@ -78,10 +78,13 @@ def starter_source(exercise: Exercise) -> str:
     return header(exercise) + "\n" + strip_solutions(source)
 
 
-def starter_notebook(exercise: Exercise) -> str:
-    """The starter as a notebook (JSON text): instructions, then the code to complete."""
+def starter_notebook(exercise: Exercise, source: str | None = None) -> str:
+    """The starter as a notebook (JSON text): instructions, then the code to complete
+    (``source``, by default :func:`starter_source`)."""
     import nbformat
 
+    if source is None:
+        source = starter_source(exercise)
     manual = "".join(
         f"\n- **{part.name}** ({part.points:g} points, graded by hand): {part.description}"
         for part in exercise.manual
@@ -97,7 +100,7 @@ def starter_notebook(exercise: Exercise) -> str:
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
         nbformat.v4.new_markdown_cell(intro),
-        nbformat.v4.new_code_cell(starter_source(exercise).rstrip("\n")),
+        nbformat.v4.new_code_cell(source.rstrip("\n")),
     ]
     notebook.metadata["kernelspec"] = {
         "display_name": "Python 3",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rlfound.grading.authoring import spec
+from rlfound.grading.authoring import answers, spec
 from rlfound.grading.authoring.starter import starter_source
 from rlfound.grading.intake.submissions import Submission
 from rlfound.grading.output import report
@@ -233,6 +233,20 @@ def _first_difference(name: str, a: str, b: str) -> list[str]:
     return list(diff)[:_DETAIL_LINES]
 
 
+def _in_the_book(exercise: spec.Exercise) -> list[str]:
+    """Context lines naming the exercise functions that the library answers."""
+    try:
+        found = answers.library_answers(exercise)
+    except Exception:  # a broken reference is reported by the properties below
+        return []
+    return [
+        f"answer in the book: {a.function} behaves as {a.library} on the public checks "
+        f"{', '.join(a.checks)} (students have the library: fine for self-study, weak for "
+        "credit; submissions cannot import rlfound)"
+        for a in found
+    ]
+
+
 def verify(
     exercise: spec.Exercise,
     *,
@@ -282,6 +296,7 @@ def verify(
         f"specification: {exercise.source}",
         f"reference solution: {exercise.solution_path}",
         f"grading seed {seed}",
+        *_in_the_book(exercise),
     )
 
     def found(problems, suffix=""):

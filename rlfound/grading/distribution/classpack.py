@@ -30,7 +30,7 @@ from importlib import metadata
 from pathlib import Path
 
 from rlfound._listing import find_definition, read_listing
-from rlfound.grading.authoring import starter
+from rlfound.grading.authoring import public
 from rlfound.grading.authoring.spec import BOOK_SOLUTIONS, Exercise
 from rlfound.grading.output.atomic import write_atomic_bytes
 
@@ -336,8 +336,8 @@ def pack_files(exercises: Mapping[str, Exercise], *, with_solutions: bool) -> di
             files[f"{CHAPTERS}/data/{path.relative_to(data).as_posix()}"] = path.read_bytes()
     for exercise in ordered:
         name = _starter_name(exercise)
-        add(f"{EXERCISES}/{name}.py", starter.starter_source(exercise))
-        add(f"{EXERCISES}/{name}.ipynb", starter.starter_notebook(exercise))
+        add(f"{EXERCISES}/{name}.py", public.public_starter(exercise))
+        add(f"{EXERCISES}/{name}.ipynb", public.public_starter_notebook(exercise))
     if with_solutions:
         add(f"{SOLUTIONS}/{README}", _teaching_readme())
         for page in sorted(BOOK_SOLUTIONS.glob("*.md")):

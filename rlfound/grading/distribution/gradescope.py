@@ -13,9 +13,11 @@ root holds
   ``python -m rlfound.grading.distribution.gradescope``, which grades the file in
   ``/autograder/submission`` with the same grader as ``rlfound grade`` and
   writes ``/autograder/results/results.json``;
-* ``rlfound/``, the package, with only the exercise's own reference solution in
-  ``rlfound/solutions/``; and, for an instructor's exercise, ``exercises/`` with its
-  specification and reference solution.
+* ``rlfound/``, the package (it holds no solution); for a book exercise
+  ``rlfound_instructor/`` with only that exercise's reference solution and graded-only checks
+  (:mod:`rlfound.grading.authoring.instructor`), and for an instructor's exercise
+  ``exercises/`` with its specification and reference solution. Gradescope never shows the
+  autograder to students.
 
 Both scripts find these folders from their own location (``setup.sh`` sits in the source
 folder, ``run_autograder`` in its parent), so the bundle can be tried in any folder laid out
@@ -33,7 +35,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from rlfound.grading.authoring import spec
+from rlfound.grading.authoring import instructor, spec
 from rlfound.grading.distribution.upload import Choice, choose_submission
 from rlfound.grading.intake import submissions, text
 from rlfound.grading.output import report
@@ -117,14 +119,11 @@ def _add(bundle: zipfile.ZipFile, name: str, data: bytes, *, executable: bool = 
 
 
 def _package_files() -> dict[str, Path]:
-    """The rlfound package's files by their name in the zip, without the book's solutions."""
+    """The rlfound package's files by their name in the zip (it holds no solution)."""
     files = {}
     for path in sorted(_PACKAGE.rglob("*")):
         relative = path.relative_to(_PACKAGE)
         if "__pycache__" in relative.parts or path.suffix == ".pyc" or not path.is_file():
-            continue
-        # A wheel install holds every reference solution here; the bundle takes only its own.
-        if relative.parts[0] == "solutions":
             continue
         files[f"rlfound/{relative.as_posix()}"] = path
     return files
@@ -142,16 +141,19 @@ def build_bundle(exercise: spec.Exercise, output: Path, *, seed: int, timeout: f
         or rlfound is not installed.
     """
     exercise.reference()  # fail now, not on Gradescope, if the reference is broken
-    builtin = exercise.source is not None and exercise.source.parent == spec.BUILTIN_DIR
     files = _package_files()
-    files["rlfound/solutions/__init__.py"] = spec.BOOK_SOLUTIONS / "__init__.py"
     solution = exercise.solution_path
-    if builtin:
-        if solution.parent != spec.BOOK_SOLUTIONS:
-            raise ValueError(
-                f"solution of {exercise.id!r} must be in {spec.BOOK_SOLUTIONS}; got {solution}"
-            )
-        files[f"rlfound/solutions/{solution.name}"] = solution
+    if exercise.builtin:
+        # The bundle carries the instructor material of this exercise only: Gradescope never
+        # shows the autograder to students.
+        folder = instructor.require_instructor("a Gradescope autograder of a book exercise")
+        if solution.parent != folder:
+            raise ValueError(f"solution of {exercise.id!r} must be in {folder}; got {solution}")
+        package = instructor.PACKAGE
+        files[f"{package}/__init__.py"] = folder / "__init__.py"
+        files[f"{package}/{solution.name}"] = solution
+        graded = folder / instructor.GRADED / exercise.source.name
+        files[f"{package}/{instructor.GRADED}/{graded.name}"] = graded
         extra = ""
     else:
         relative = Path(exercise.solution)

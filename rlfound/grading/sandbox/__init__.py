@@ -22,7 +22,10 @@ and asks it to call the student's functions. Three modes, from the strongest:
     the reference
     solutions, the grader's code, the submissions and the results are not there to read or
     write. The kernel enforces the process limit for that user and lets it signal only its
-    own processes; the grader tracks and kills the submission's processes by that user.
+    own processes; the grader tracks and kills the submission's processes by that user. The
+    worker has an IPC namespace of its own where the kernel allows it (as in strong mode);
+    elsewhere the grader removes the System V objects and shared-memory files its user
+    leaves (:mod:`~rlfound.grading.sandbox.ipc`, :mod:`~rlfound.grading.sandbox.accounts`).
 
 ``default`` (neither: a teacher's laptop)
     The worker runs as the grader's user, and only Python-level checks (resource limits it
@@ -35,13 +38,16 @@ limit, a fair share of the CPU, and exact CPU accounting. The time limit of a ch
 CPU time the submission's processes use (the group's accounting, or the tracked processes'
 times), so a busy machine does not turn a neighbor's slow but correct code into a timeout; a
 wall-clock backstop ends a submission that sleeps. Where there is no group, the watchdog
-measures the submission's memory and, when its processes together use more than a CPU, lowers
-their priority to the least (``nice 19``), so that they cannot starve another submission.
+measures the submission's memory (shared memory once, among the processes sharing it, and its
+System V segments and message queues) and, when its processes together use more than a CPU,
+lowers their priority to the least (``nice 19``), so that they cannot starve another
+submission.
 
 Files: :mod:`~rlfound.grading.sandbox.modes` (what this machine allows),
 :mod:`~rlfound.grading.sandbox.lifecycle` (one worker's life and its watchdog),
 :mod:`~rlfound.grading.sandbox.tracking` (a submission's processes),
 :mod:`~rlfound.grading.sandbox.cgroups`, :mod:`~rlfound.grading.sandbox.accounts`,
+:mod:`~rlfound.grading.sandbox.ipc` (System V IPC and shared memory),
 :mod:`~rlfound.grading.sandbox.runtime` (the private root),
 :mod:`~rlfound.grading.sandbox.stopping` (SIGTERM and SIGINT stop the grader with the clean-up
 of a normal exit), and ``inside/``, the only files

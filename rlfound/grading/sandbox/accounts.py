@@ -15,10 +15,19 @@ When the submission is done, :func:`kill_all` kills every process of that user, 
 did to detach itself, and checks that none is left. Each user serves one worker at a time:
 :func:`acquire` takes a lock (``flock`` on a file in a root-only folder) that another grader
 on the same machine respects.
+
+What a user's processes leave outlives them: System V shared memory, semaphores and message
+queues in the machine's IPC namespace (where the kernel gave the worker no namespace of its
+own, :mod:`rlfound.grading.sandbox.ipc`), POSIX shared memory and message queues, files in
+the machine's temporary folders. :func:`remove_leftovers` removes all of it once the user's
+processes are gone: when the account is released (:meth:`Account.release`), when it is
+acquired (what an earlier grader that was killed left), and when the grader exits (every
+account it still holds).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import fcntl
@@ -36,15 +45,20 @@ from pathlib import Path
 
 import psutil
 
+from rlfound.grading.intake import files
+from rlfound.grading.sandbox import ipc
+
 __all__ = [
     "MAX_ACCOUNTS",
     "PREFIX",
+    "SHARED_FOLDERS",
     "Account",
     "Unavailable",
     "acquire",
     "ensure",
     "kill_all",
     "processes_of",
+    "remove_leftovers",
 ]
 
 #: Name prefix of the worker users.
@@ -52,7 +66,13 @@ PREFIX = "rlfound-worker-"
 #: Most worker users a machine gets (one per submission graded at the same time).
 MAX_ACCOUNTS = 64
 _LOCK_DIRS = (Path("/run/rlfound"), Path(tempfile.gettempdir()) / "rlfound-root-locks")
+#: Folders any user may write in, where a worker user's files would outlive it: POSIX shared
+#: memory and message queues, and the machine's temporary folders.
+SHARED_FOLDERS = ("/dev/shm", "/dev/mqueue", "/tmp", "/var/tmp")
 _create_lock = threading.Lock()
+_held_lock = threading.Lock()
+_held: dict[int, Account] = {}  # accounts this process holds, released at its exit
+_held_at_exit = False  # whether _release_held is registered
 
 
 class Unavailable(Exception):
@@ -68,11 +88,43 @@ class Account:
     gid: int
     lock: int | None
 
-    def release(self) -> None:
-        if self.lock is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.lock)
-            self.lock = None
+    def release(self) -> str | None:
+        """Kill what is left of the user's processes, remove what they leave
+        (:func:`remove_leftovers`) and unlock the user; return what went wrong, or None."""
+        if self.lock is None:
+            return None
+        problems = []
+        if not kill_all(self.uid):
+            problems.append(f"processes of {self.name} could not be killed")
+        left = remove_leftovers(self.uid)
+        if left:
+            problems.append(f"what {self.name} left could not be removed: {', '.join(left[:5])}")
+        with contextlib.suppress(OSError):
+            os.close(self.lock)
+        self.lock = None
+        with _held_lock:
+            _held.pop(id(self), None)
+        return "; ".join(problems) or None
+
+
+def _hold(account: Account) -> None:
+    global _held_at_exit
+    with _held_lock:
+        if not _held_at_exit:
+            # Registered once the private root exists (it is made before the first account),
+            # so it runs before the root's removal at exit: processes die before their folder.
+            atexit.register(_release_held)
+            _held_at_exit = True
+        _held[id(account)] = account
+
+
+def _release_held() -> None:
+    """At the grader's exit: release every account it still holds (a worker never closed)."""
+    with _held_lock:
+        held = list(_held.values())
+    for account in held:
+        with contextlib.suppress(Exception):
+            account.release()
 
 
 def _lock_dir() -> Path:
@@ -180,10 +232,15 @@ def acquire() -> Account:
             uid, gid = _lookup(name) or _create(name)
             if not kill_all(uid):
                 raise Unavailable(f"processes of {name} from an earlier run cannot be killed")
+            # What an earlier grader, killed before it released the user, left. Root removes
+            # anything, so what resists is not the submission's doing; it is not fatal.
+            remove_leftovers(uid)
         except BaseException:
             os.close(descriptor)
             raise
-        return Account(name, uid, gid, descriptor)
+        account = Account(name, uid, gid, descriptor)
+        _hold(account)
+        return account
     raise Unavailable(f"all {MAX_ACCOUNTS} worker users are in use")
 
 
@@ -217,3 +274,40 @@ def kill_all(uid: int, timeout: float = 10.0) -> bool:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.005)
+
+
+def _remove_files(folder: str, uid: int, *, descend: bool = True) -> list[str]:
+    """Remove the entries of ``folder`` that ``uid`` owns; with ``descend``, also those in the
+    folders below it that anyone may write in (``/tmp/.X11-unix``)."""
+    left = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return left
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if info.st_uid == uid:
+            try:
+                files.remove_tree(entry.path)
+            except OSError as error:
+                left.append(f"{entry.path} ({error.strerror or error})")
+        elif descend and stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH:
+            left += _remove_files(entry.path, uid, descend=False)
+    return left
+
+
+def remove_leftovers(uid: int) -> list[str]:
+    """Remove what user ``uid`` left behind: its System V IPC objects in the grader's IPC
+    namespace (:func:`~rlfound.grading.sandbox.ipc.remove_owned`), and its entries in
+    :data:`SHARED_FOLDERS`; return what could not be removed.
+
+    Call it once the user's processes are gone (:func:`kill_all`): a process still alive
+    could make more, and a segment it has attached lives until it detaches.
+    """
+    left = ipc.remove_owned(uid)
+    for folder in SHARED_FOLDERS:
+        left += _remove_files(folder, uid)
+    return left

@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 
 from rlfound.grading.intake import files, text
-from rlfound.grading.sandbox import accounts, cgroups, runtime, stopping
+from rlfound.grading.sandbox import accounts, cgroups, ipc, runtime, stopping
 from rlfound.grading.sandbox.inside import protocol
 from rlfound.grading.sandbox.modes import (
     INSIDE,
@@ -27,6 +27,7 @@ from rlfound.grading.sandbox.modes import (
     bwrap_as_user_problem,
     bwrap_prefix,
     interpreter_binds,
+    private_ipc_problem,
     stdlib_dirs,
     system_binds,
 )
@@ -42,6 +43,9 @@ __all__ = ["STARTUP_SECONDS", "Limits", "Worker", "WorkerError"]
 
 #: How long a worker may take to start Python and import NumPy.
 STARTUP_SECONDS = 60.0
+#: Largest share of one CPU the watchdog's memory measure may take (it runs on every poll;
+#: between two measures it reports the last one).
+_MEASURE_SHARE = 0.1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,6 +134,11 @@ class Worker:
         kernel modes enforce alone.
     cells : sequence of Cell
         A notebook's code cells (run one after another); empty for a ``.py`` file.
+    private_ipc : bool
+        Whether the root fallback and default mode give the worker an IPC namespace of its
+        own where the kernel allows it (strong mode always has one). The tests turn it off
+        to prove that the grader counts and removes what a worker user makes in the
+        machine's namespace, as where the kernel refuses one.
 
     Raises
     ------
@@ -149,8 +158,10 @@ class Worker:
         block_processes: bool = True,
         audit_hook: bool = True,
         cells=(),
+        private_ipc: bool = True,
     ):
         self.mode = mode
+        self.private_ipc = private_ipc
         self.audit_hook = audit_hook
         self.limits = limits or Limits()
         self.block_processes = block_processes
@@ -170,6 +181,7 @@ class Worker:
         self._next_id = 0
         self._oom_seen = 0
         self._niced: set[int] = set()
+        self._measured = (0.0, 0)  # (when the memory measure may run again, its last value)
         as_user = self.mode == "user" or (
             self.mode == "strong" and os.geteuid() == 0 and bwrap_as_user_problem() is None
         )
@@ -266,12 +278,17 @@ class Worker:
         python = str(runtime.interpreter())
         config = json.dumps(self._config())
         if self.mode == "default":
-            return [python, "-I", "-S", str(self.runtime / "worker.py"), config]
+            command = [python, "-I", "-S", str(self.runtime / "worker.py"), config]
+            if not self.private_ipc or private_ipc_problem() is not None:
+                return command
+            launch = {"ipc": True, "argv": command}
+            return [python, "-I", "-S", str(INSIDE / "launcher.py"), json.dumps(launch)]
         if self.mode == "user":
             launch = {
                 "root": str(self.tree.root),
                 "uid": self.account.uid,
                 "gid": self.account.gid,
+                "ipc": self.private_ipc,
                 "cwd": self._inside()[2],
                 "argv": [
                     self.tree.interpreter,
@@ -424,11 +441,20 @@ class Worker:
         return total
 
     def _memory_bytes(self) -> int:
-        total = 0
-        for pid in self._processes():
-            with contextlib.suppress(psutil.Error):
-                info = psutil.Process(pid).memory_info()
-                total += max(0, info.rss - getattr(info, "shared", 0))
+        """Memory the submission holds (:func:`~rlfound.grading.sandbox.ipc.memory_of`).
+
+        Its cost grows with the processes and their memory, so it runs again only after
+        ``1 / _MEASURE_SHARE - 1`` times as long as it took, and reports its last value
+        in between.
+        """
+        start = time.monotonic()
+        ready, last = self._measured
+        if start < ready:
+            return last
+        uid = self.account.uid if self.account is not None else None
+        total = ipc.memory_of(self._processes(), uid)
+        took = time.monotonic() - start
+        self._measured = (start + took / _MEASURE_SHARE, total)
         return total
 
     def _lower_priority(self) -> None:
@@ -452,6 +478,7 @@ class Worker:
         state["cpu"] = state["cpu0"]
         fair = self.box is not None and "cpu" in self.box.controllers
         measured = self.box is not None and "memory" in self.box.controllers
+        self._measured = (0.0, 0)  # one taken for an earlier request (a worker since killed)
 
         def poll():
             stopping.check()  # a signal stops the grader: give up this request at once
@@ -581,8 +608,12 @@ class Worker:
                 os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
             process.kill()
-        if self.account is not None and not accounts.kill_all(self.account.uid):
-            self.cleanup_error = f"processes of {self.account.name} could not be killed"
+        if self.account is not None:
+            if not accounts.kill_all(self.account.uid):
+                self.cleanup_error = f"processes of {self.account.name} could not be killed"
+            # What the worker made in the machine's IPC namespace dies with it, as it does
+            # in a namespace of its own, so a restarted worker does not inherit it.
+            ipc.remove_owned(self.account.uid)
         if self.box is not None and not self.box.kill():
             self.cleanup_error = "processes in the submission's control group could not be killed"
         process.wait()
@@ -633,7 +664,9 @@ class Worker:
             self.box.remove()
             self.box = None
         if self.account is not None:
-            self.account.release()
+            problem = self.account.release()
+            if problem is not None:
+                self.cleanup_error = problem
             self.account = None
 
     def __enter__(self) -> Worker:

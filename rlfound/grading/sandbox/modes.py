@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rlfound.grading.sandbox import accounts, cgroups, runtime
+from rlfound.grading.sandbox import accounts, cgroups, ipc, runtime
 
 __all__ = [
     "INSIDE",
@@ -24,6 +24,7 @@ __all__ = [
     "bwrap_works",
     "describe_mode",
     "interpreter_binds",
+    "private_ipc_problem",
     "resolve_mode",
     "stdlib_dirs",
     "system_binds",
@@ -41,6 +42,8 @@ INSIDE = Path(__file__).resolve().parent / "inside"
 def bwrap_prefix() -> list[str]:
     return [
         shutil.which("bwrap") or "bwrap",
+        # Every namespace: PID, network, mount, user, UTS, cgroup and IPC (the submission's
+        # System V shared memory dies with the sandbox and is not the machine's).
         "--unshare-all",
         "--die-with-parent",
         "--new-session",
@@ -183,6 +186,43 @@ def user_mode_problem() -> str | None:
         account.release()
 
 
+_NAMESPACE_PROBE = "import os; print(os.readlink('/proc/self/ns/ipc'))"
+
+
+@functools.cache
+def private_ipc_problem() -> str | None:
+    """Why a worker that the grader starts itself (the root fallback, default mode) cannot
+    have an IPC namespace of its own here, or None when it can. Strong mode always has one
+    (bubblewrap's ``--unshare-all``).
+
+    A root grader needs ``CAP_SYS_ADMIN``, which containers often drop; any other grader
+    needs the kernel to allow unprivileged user namespaces.
+    """
+    ours = ipc.namespace_of(os.getpid())
+    python = str(runtime.interpreter())
+    config = {"ipc": True, "argv": [python, "-I", "-S", "-c", _NAMESPACE_PROBE]}
+    try:
+        completed = subprocess.run(
+            [python, "-I", "-S", str(INSIDE / "launcher.py"), json.dumps(config)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env=base_environment("/"),
+            cwd="/",
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"the probe for an IPC namespace could not run: {error}"
+    theirs = completed.stdout.strip()
+    if completed.returncode != 0 or not theirs.startswith("ipc:"):
+        return f"the probe for an IPC namespace failed: {completed.stderr.strip()[-300:]}"
+    if theirs == ours:
+        if os.geteuid() == 0:
+            return "the kernel does not let this grader create an IPC namespace"
+        return "the kernel allows no unprivileged user namespace here"
+    return None
+
+
 def resolve_mode(mode: str) -> str:
     """Map ``auto`` to the strongest mode that works here: ``strong`` when bubblewrap works,
     else ``user`` when the grader is root and can run workers as other users, else
@@ -216,18 +256,31 @@ def describe_mode(mode: str) -> str:
             else "as your user"
         )
         return (
-            f"strong mode: each submission runs in bubblewrap ({who}; its own PID namespace, "
-            f"no network, no view of the course files), with {groups}"
+            f"strong mode: each submission runs in bubblewrap ({who}; its own PID and IPC "
+            f"namespaces, no network, no view of the course files), with {groups}"
         )
     if mode == "user":
+        if private_ipc_problem() is None:
+            shared = "its own IPC namespace"
+        else:
+            shared = "the machine's System V IPC (its objects removed by user)"
         return (
             "user mode (root fallback): each submission runs as an unprivileged worker user in "
-            f"a private root without the course files, tracked and killed by user, with {groups}"
+            f"a private root without the course files, with {shared}, tracked and killed by "
+            f"user, with {groups}"
+        )
+    problem = private_ipc_problem()
+    if problem is None:
+        kernel = "no isolation by the kernel but an IPC namespace of their own"
+    else:
+        kernel = (
+            "no isolation by the kernel, and the System V shared memory they make outlives "
+            f"them ({problem})"
         )
     return (
-        "WARNING: default mode: submissions run as your user, with no isolation by the kernel "
-        f"({groups}). Its Python-level checks catch mistakes, not adversaries: use bubblewrap "
-        "(strong mode) or grade as root (the root fallback) for untrusted submissions"
+        f"WARNING: default mode: submissions run as your user, with {kernel} ({groups}). Its "
+        "Python-level checks catch mistakes, not adversaries: use bubblewrap (strong mode) or "
+        "grade as root (the root fallback) for untrusted submissions"
     )
 
 

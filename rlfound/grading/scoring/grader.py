@@ -10,6 +10,8 @@ worker is killed and a fresh one answers the remaining checks.
 
 from __future__ import annotations
 
+from rlfound.grading.authoring import public
+from rlfound.grading.authoring.instructor import InstructorMissing
 from rlfound.grading.authoring.spec import (
     CallError,
     Check,
@@ -197,7 +199,12 @@ class Grader:
         self.mode = resolve_mode(mode)
         self.limits = limits or Limits()
         self.block_processes = block_processes
-        reference = exercise.reference()
+        if public_only:
+            reference = public.public_reference(exercise)
+        elif not exercise.complete:
+            raise InstructorMissing(f"grading {exercise.id!r} with its graded-only checks")
+        else:
+            reference = exercise.reference()
         self.checks: list[tuple[Check, Prepared, list]] = []
         for check in exercise.checks:
             if public_only and not check.public:

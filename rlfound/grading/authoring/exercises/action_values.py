@@ -163,28 +163,6 @@ EXERCISE = Exercise(
             kwargs=bad_gamma(),
             description="gamma outside [0, 1] raises ValueError.",
         ),
-        Compare(
-            name="graded-discounted",
-            function="q_values",
-            inputs=random_discounted,
-            public=False,
-            description="The reference on discounted MDPs the student has not seen.",
-        ),
-        Compare(
-            name="graded-episodic",
-            function="q_values",
-            inputs=random_episodic,
-            public=False,
-            description="The reference on episodic MDPs the student has not seen.",
-        ),
-        Property(
-            name="graded-bellman-q",
-            function="q_values",
-            inputs=random_episodic,
-            holds=satisfies_bellman_q,
-            public=False,
-            description="The Bellman equation for q on MDPs the student has not seen.",
-        ),
     ],
     manual=[
         Manual(

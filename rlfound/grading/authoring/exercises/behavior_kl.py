@@ -65,10 +65,6 @@ def on_policy_batches(rng):
     return [token_case(rng, shape, on_policy=True) for shape in ((3, 8), (6,))]
 
 
-def graded_token_batches(rng):
-    return [token_case(rng, shape) for shape in ((16, 40), (3, 1), (5, 2, 9))]
-
-
 def is_k3_when_on_policy(out, case):
     """With mu = pi every weight is 1: the estimates are k3 at unmasked positions."""
     if out.shape != case["logprobs"].shape:
@@ -104,18 +100,6 @@ def random_distributions(rng):
         }
         for size in (2, 3, 4, 8)
     ]
-
-
-def graded_distributions(rng):
-    cases = random_distributions(rng)
-    cases.append(  # a behavior policy far from the current one: large weights
-        {
-            "probs": np.array([0.7, 0.2, 0.1]),
-            "behavior_probs": np.array([0.02, 0.08, 0.9]),
-            "ref_probs": rng.dirichlet(np.ones(3)),
-        }
-    )
-    return cases
 
 
 def zero_probability_tokens(rng):
@@ -275,30 +259,6 @@ EXERCISE = Exercise(
             function="behavior_kl_expectations",
             kwargs=bad_distributions(probs=np.array([0.5, 0.6])),
             description="probs that do not sum to 1 raise ValueError.",
-        ),
-        Compare(
-            name="graded-token-batches",
-            function="weighted_kl_tokens",
-            inputs=graded_token_batches,
-            points=2,
-            public=False,
-            description="Larger batches the student has not seen.",
-        ),
-        Compare(
-            name="graded-distributions",
-            function="behavior_kl_expectations",
-            inputs=graded_distributions,
-            points=2,
-            public=False,
-            description="Distributions the student has not seen, one with large weights.",
-        ),
-        Property(
-            name="graded-weighted-is-target-kl",
-            function="behavior_kl_expectations",
-            inputs=graded_distributions,
-            holds=weighted_is_the_target_kl,
-            public=False,
-            description="The weighted expectations equal KL(pi || ref) on unseen inputs.",
         ),
     ],
     manual=[

@@ -30,11 +30,6 @@ def random_pomdps(rng, shapes=((2, 1, 2), (3, 2, 2), (4, 3, 3), (5, 2, 4))):
     return cases
 
 
-def larger_pomdps(rng):
-    """Larger POMDPs the student has not seen."""
-    return random_pomdps(rng, shapes=((6, 3, 5), (8, 2, 3), (3, 4, 6)))
-
-
 def sparse_pomdps(rng):
     """Zeros in the belief, the dynamics and the sensor: the posterior keeps exact zeros."""
     transition = np.zeros((3, 2, 3))
@@ -193,22 +188,6 @@ EXERCISE = Exercise(
             function="belief_update",
             kwargs={"belief": np.array([0.5, 0.5]), "action": 1, "observation": 0, **TIGER},
             description="An action index outside [0, A) raises ValueError.",
-        ),
-        Compare(
-            name="graded-pomdps",
-            function="belief_update",
-            inputs=larger_pomdps,
-            public=False,
-            points=2,
-            description="The reference on POMDPs the student has not seen.",
-        ),
-        Property(
-            name="graded-bayes-rule",
-            function="belief_update",
-            inputs=larger_pomdps,
-            holds=bayes_over_state_pairs,
-            public=False,
-            description="Bayes' rule on POMDPs the student has not seen.",
         ),
     ],
     manual=[

@@ -35,12 +35,5 @@ EXERCISE = Exercise(
             inputs=random_gammas,
             description="Random discounts in [0, 1].",
         ),
-        Compare(
-            name="graded-gammas",
-            function="chain_values",
-            inputs=random_gammas,
-            public=False,
-            description="Random discounts the student has not seen.",
-        ),
     ],
 )

@@ -44,11 +44,6 @@ def random_cases(rng):
     return [dpo_case(rng, size, pairs) for size, pairs in ((2, 1), (3, 4), (5, 10), (8, 20))]
 
 
-def unseen_cases(rng):
-    """Larger policies and data sets the student has not seen."""
-    return [dpo_case(rng, size, pairs) for size, pairs in ((12, 40), (30, 100), (7, 1))]
-
-
 def partial_coverage(rng):
     """Pairs among the first half of the responses only: the others appear in no pair."""
     return [
@@ -260,48 +255,6 @@ EXERCISE = Exercise(
             function="dpo_logit_gradient",
             kwargs=bad(ref_logprobs=np.array([0.5, -1.0, -1.0])),
             description="A positive reference log-probability raises ValueError.",
-        ),
-        Compare(
-            name="graded-loss",
-            function="dpo_loss",
-            inputs=unseen_cases,
-            public=False,
-            description="The loss on policies and data sets the student has not seen.",
-        ),
-        Compare(
-            name="graded-gradient",
-            function="dpo_logit_gradient",
-            inputs=unseen_cases,
-            points=2,
-            public=False,
-            description="The gradient on policies and data sets the student has not seen.",
-        ),
-        Gradient(
-            name="graded-finite-differences",
-            function="dpo_logit_gradient",
-            objective=dpo_objective,
-            wrt="logits",
-            inputs=unseen_cases,
-            public=False,
-            description="Finite differences on inputs the student has not seen.",
-        ),
-        Property(
-            name="graded-unpaired-responses",
-            function="dpo_logit_gradient",
-            inputs=partial_coverage,
-            holds=unpaired_get_zero,
-            public=False,
-            description=(
-                "Exactly zero gradient for unpaired responses (finite differences for the "
-                "others), on unseen inputs."
-            ),
-        ),
-        Compare(
-            name="graded-large-logits",
-            function="dpo_logit_gradient",
-            inputs=large_logits,
-            public=False,
-            description="Huge logits and margins, on unseen inputs.",
         ),
     ],
     manual=[

@@ -29,12 +29,6 @@ def random_cases(rng):
     return [{"logits": float(rng.uniform(0.5, 4.0)) * rng.normal(size=shape)} for shape in shapes]
 
 
-def unseen_cases(rng):
-    """Larger batches and vocabularies the student has not seen."""
-    shapes = ((50,), (8, 30), (2, 5, 3), (16, 2))
-    return [{"logits": float(rng.uniform(0.5, 6.0)) * rng.normal(size=shape)} for shape in shapes]
-
-
 def peaked_cases(rng):
     """Moderately peaked rows (logit gaps up to ~15), where the gradient is still visible."""
     cases = []
@@ -61,23 +55,6 @@ def extreme_cases(rng):
         {"logits": np.array([[-scale, scale, scale + 1.0, 0.0], [scale, -scale, 0.0, 0.0]])},
         {"logits": np.full((2, 5), float(rng.uniform(-1e6, 1e6)))},
     ]
-
-
-def unseen_extreme_cases(rng):
-    """Batches of rows with a huge favorite (up to 1e300) or two huge, close favorites."""
-    cases = []
-    for shape in ((6, 4), (3, 2, 6)):
-        logits = rng.normal(size=shape)
-        for index in np.ndindex(shape[:-1]):
-            first, second = rng.choice(shape[-1], size=2, replace=False)
-            if rng.random() < 0.5:
-                big = float(rng.uniform(1e3, 1e6))
-                logits[(*index, int(first))] = big
-                logits[(*index, int(second))] = big + float(rng.uniform(-2.0, 2.0))
-            else:
-                logits[(*index, int(first))] = float(rng.uniform(1e3, 1e300))
-        cases.append({"logits": logits})
-    return cases
 
 
 def _uniform_rows(logits):
@@ -229,45 +206,6 @@ EXERCISE = Exercise(
             function="softmax_entropy_gradient",
             kwargs={"logits": np.zeros((3, 0))},
             description="Rows without a category raise ValueError.",
-        ),
-        Compare(
-            name="graded-entropy",
-            function="softmax_entropy",
-            inputs=unseen_cases,
-            public=False,
-            description="The entropy on logits the student has not seen.",
-        ),
-        Compare(
-            name="graded-gradient",
-            function="softmax_entropy_gradient",
-            inputs=unseen_cases,
-            points=2,
-            public=False,
-            description="The gradient on logits the student has not seen.",
-        ),
-        Gradient(
-            name="graded-finite-differences",
-            function="softmax_entropy_gradient",
-            objective=total_entropy,
-            wrt="logits",
-            inputs=unseen_cases,
-            public=False,
-            description="Finite differences on logits the student has not seen.",
-        ),
-        Compare(
-            name="graded-extreme-entropy",
-            function="softmax_entropy",
-            inputs=unseen_extreme_cases,
-            public=False,
-            description="Huge logits at unseen positions: the entropy.",
-        ),
-        Compare(
-            name="graded-extreme-gradient",
-            function="softmax_entropy_gradient",
-            inputs=unseen_extreme_cases,
-            points=2,
-            public=False,
-            description="Huge logits at unseen positions: the gradient.",
         ),
     ],
     manual=[

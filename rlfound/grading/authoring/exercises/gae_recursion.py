@@ -28,11 +28,6 @@ def random_trajectories(rng, longest=30):
     return cases
 
 
-def long_trajectories(rng):
-    """Longer trajectories the student has not seen."""
-    return random_trajectories(rng, longest=200)
-
-
 def edge_parameters(rng):
     """gamma and lambda at 0 and 1, where 0 ** 0 == 1 matters."""
     rewards, values = rng.normal(size=6), rng.normal(size=7)
@@ -138,20 +133,6 @@ EXERCISE = Exercise(
             function="gae_recursive",
             kwargs={"rewards": np.zeros(3), "values": np.zeros(3), "gamma": 0.9, "lam": 0.9},
             description="values without the bootstrap entry (T instead of T + 1) raise ValueError.",
-        ),
-        Compare(
-            name="graded-recursive",
-            function="gae_recursive",
-            inputs=long_trajectories,
-            public=False,
-            description="gae_recursive on longer trajectories the student has not seen.",
-        ),
-        Compare(
-            name="graded-explicit",
-            function="gae_explicit",
-            inputs=long_trajectories,
-            public=False,
-            description="gae_explicit on longer trajectories the student has not seen.",
         ),
     ],
     manual=[

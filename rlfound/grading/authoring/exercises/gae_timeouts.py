@@ -48,11 +48,6 @@ def random_batches(rng):
     return [packed_case(rng, (4, horizon)) for horizon in (1, 2, 5, 12, 30)]
 
 
-def long_batches(rng):
-    """Larger batches the student has not seen."""
-    return [packed_case(rng, (16, horizon)) for horizon in (1, 64, 200)]
-
-
 def batch_shapes(rng):
     """One trajectory (1-D) and extra leading batch axes."""
     return [packed_case(rng, shape) for shape in ((9,), (1, 1), (3, 2, 7), (2, 1, 3, 4))]
@@ -264,36 +259,6 @@ EXERCISE = Exercise(
             function="gae_with_timeouts",
             kwargs=bad_parameter("lam", -0.1),
             description="lam outside [0, 1] raises ValueError.",
-        ),
-        Compare(
-            name="graded-long-batches",
-            function="gae_with_timeouts",
-            inputs=long_batches,
-            points=2,
-            public=False,
-            description="Larger batches with random boundaries the student has not seen.",
-        ),
-        Compare(
-            name="graded-batch-shapes",
-            function="gae_with_timeouts",
-            inputs=batch_shapes,
-            public=False,
-            description="Batch shapes on inputs the student has not seen.",
-        ),
-        Compare(
-            name="graded-edge-cases",
-            function="gae_with_timeouts",
-            inputs=edge_cases,
-            public=False,
-            description="The edge cases on inputs the student has not seen.",
-        ),
-        Property(
-            name="graded-folding-identity",
-            function="gae_with_timeouts",
-            inputs=folded_pairs,
-            holds=rows_agree,
-            public=False,
-            description="The folding identity on inputs the student has not seen.",
         ),
     ],
     manual=[

@@ -30,10 +30,6 @@ def random_batches(rng, shapes=((8, 4), (3, 2), (5,), (2, 3, 6))):
     return cases
 
 
-def larger_batches(rng):
-    return random_batches(rng, shapes=((64, 8), (16, 2), (4, 5, 16)))
-
-
 def equal_groups(rng):
     """Batches where every group, or some groups, have equal rewards (must give exact 0)."""
     same = np.repeat(rng.normal(size=(5, 1)), 4, axis=1)
@@ -62,10 +58,6 @@ def scaled(rng):
 
 def scaled_edges(rng):
     return with_scale(equal_groups(rng) + pairs(rng), rng)
-
-
-def scaled_larger(rng):
-    return with_scale(larger_batches(rng), rng)
 
 
 def rloo_identity(outputs, case):
@@ -254,58 +246,6 @@ EXERCISE = Exercise(
         raises("grpo_advantages", "ddof", "ddof = N raises ValueError.", ddof=2),
         raises("batch_normalized_advantages", "ddof", "ddof = number of rewards raises.", ddof=4),
         raises("batch_normalized_advantages", "eps", "A negative eps raises ValueError.", eps=-1.0),
-        Compare(
-            name="graded-rloo",
-            function="rloo_advantages",
-            inputs=larger_batches,
-            public=False,
-            description="Larger batches the student has not seen.",
-        ),
-        Compare(
-            name="graded-dr-grpo",
-            function="dr_grpo_advantages",
-            inputs=larger_batches,
-            public=False,
-            description="Larger batches the student has not seen.",
-        ),
-        Compare(
-            name="graded-grpo",
-            function="grpo_advantages",
-            inputs=scaled_larger,
-            points=2,
-            public=False,
-            description="Larger batches with random eps and ddof.",
-        ),
-        Compare(
-            name="graded-batch",
-            function="batch_normalized_advantages",
-            inputs=scaled_larger,
-            points=2,
-            public=False,
-            description="Larger batches with random eps and ddof.",
-        ),
-        Compare(
-            name="graded-edges",
-            function="grpo_advantages",
-            inputs=scaled_edges,
-            public=False,
-            description="Equal groups and N = 2 on inputs the student has not seen.",
-        ),
-        Compare(
-            name="graded-batch-edges",
-            function="batch_normalized_advantages",
-            inputs=scaled_edges,
-            public=False,
-            description="Equal groups and N = 2 on inputs the student has not seen.",
-        ),
-        Property(
-            name="graded-rloo-identity",
-            function=("rloo_advantages", "dr_grpo_advantages"),
-            inputs=larger_batches,
-            holds=rloo_identity,
-            public=False,
-            description="The RLOO identity on inputs the student has not seen.",
-        ),
     ],
     manual=[
         Manual(

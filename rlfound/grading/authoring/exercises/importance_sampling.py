@@ -94,13 +94,6 @@ EXERCISE = Exercise(
             },
             description="b(a) = 0 where pi(a) > 0 raises ValueError.",
         ),
-        Compare(
-            name="graded-policies",
-            function="importance_sampling_value",
-            inputs=random_policies,
-            public=False,
-            description="The reference on policies the student has not seen.",
-        ),
     ],
     manual=[
         Manual(

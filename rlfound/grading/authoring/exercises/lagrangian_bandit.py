@@ -44,11 +44,6 @@ def random_bandits(rng):
     return cases
 
 
-def unseen_bandits(rng):
-    """Larger bandits and multipliers the student has not seen."""
-    return [bandit_case(rng, size, multiplier=float(rng.uniform(10, 100))) for size in (3, 20, 50)]
-
-
 def large_logits(rng):
     """Logits in the hundreds: an unshifted softmax overflows."""
     cases = [bandit_case(rng, 4, scale=300.0), bandit_case(rng, 6, scale=500.0)]
@@ -79,10 +74,6 @@ def random_updates(rng):
     cases.append({"multiplier": 0.1, "cost_value": 0.0, "budget": 0.5, "multiplier_lr": 10.0})
     cases.append({"multiplier": 0.0, "cost_value": 0.3, "budget": 0.3, "multiplier_lr": 1.0})
     return cases
-
-
-def unseen_updates(rng):
-    return [update_case(rng) for _ in range(12)]
 
 
 def sums_to_zero(gradient, case):
@@ -267,44 +258,6 @@ EXERCISE = Exercise(
             function="projected_multiplier_update",
             kwargs=bad_update(cost_value=float("nan")),
             description="A NaN cost raises ValueError.",
-        ),
-        Compare(
-            name="graded-gradient",
-            function="bandit_lagrangian_gradient",
-            inputs=unseen_bandits,
-            points=2,
-            public=False,
-            description="The gradient on bandits the student has not seen.",
-        ),
-        Gradient(
-            name="graded-finite-differences",
-            function="bandit_lagrangian_gradient",
-            objective=lagrangian_objective,
-            wrt="logits",
-            inputs=unseen_bandits,
-            public=False,
-            description="Finite differences on bandits the student has not seen.",
-        ),
-        Compare(
-            name="graded-lagrangian",
-            function="bandit_lagrangian",
-            inputs=unseen_bandits,
-            public=False,
-            description="The Lagrangian on bandits the student has not seen.",
-        ),
-        Compare(
-            name="graded-update",
-            function="projected_multiplier_update",
-            inputs=unseen_updates,
-            public=False,
-            description="The projected update on inputs the student has not seen.",
-        ),
-        Compare(
-            name="graded-large-logits",
-            function="bandit_lagrangian",
-            inputs=large_logits,
-            public=False,
-            description="The Lagrangian for logits in the hundreds, on unseen inputs.",
         ),
     ],
     manual=[

@@ -60,10 +60,6 @@ def random_batches(rng, shapes=((1, 1), (2, 5), (4, 3), (6, 12), (3, 1))):
     return cases
 
 
-def larger_batches(rng):
-    return random_batches(rng, shapes=((32, 40), (8, 200), (64, 7)))
-
-
 def empty_rows(rng):
     """Most rows empty, or every row but one, or a mask selecting a single token."""
     cases = []
@@ -76,19 +72,6 @@ def empty_rows(rng):
     loss[2, 3] = float(rng.normal())
     cases.append({"loss": loss, "mask": mask})
     return cases
-
-
-def all_masked(rng):
-    """No token at all: 0 for the per-sequence and constant reductions, never NaN; then the
-    same batch with one token unmasked, whose loss alone makes the result (so that a function
-    returning 0 whatever the batch fails)."""
-    loss = np.full((3, 4), np.nan)
-    mask = np.zeros((3, 4), dtype=bool)
-    one_loss, one_mask = loss.copy(), mask.copy()
-    row, column = int(rng.integers(0, 3)), int(rng.integers(0, 4))
-    one_loss[row, column] = float(rng.choice([-1.0, 1.0]) * rng.uniform(0.5, 3.0))
-    one_mask[row, column] = True
-    return [{"loss": loss, "mask": mask}, {"loss": one_loss, "mask": one_mask}]
 
 
 def padded(rng, shapes=((3, 4), (5, 6), (2, 9))):
@@ -106,10 +89,6 @@ def padded(rng, shapes=((3, 4), (5, 6), (2, 9))):
             wide_mask[row, shift : shift + length] = mask[row]
         cases.append({"loss": wide_loss, "mask": wide_mask})
     return cases
-
-
-def padded_larger(rng):
-    return padded(rng, shapes=((16, 20), (4, 64)))
 
 
 def compact(case):
@@ -181,64 +160,37 @@ def slug(function):
     return function.replace("_", "-")
 
 
+def constant_aware(function, source):
+    """Inputs of ``function``: ``source``'s cases, with a max_length for the constant ones."""
+    if function not in CONSTANT:
+        return source
+    return lambda rng: with_max_length(source(rng), rng)
+
+
 def per_function_checks():
-    """The Compare checks of every function: hand, random, empty rows, graded versions."""
+    """The public Compare checks of every function: hand, random, empty rows."""
     checks = []
     for function in PLAIN + CONSTANT:
-        constant = function in CONSTANT
-
-        def inputs(source, constant=constant):
-            if not constant:
-                return source
-            return lambda rng: with_max_length(source(rng), rng)
-
         checks += [
             compare(
                 f"{slug(function)}-hand",
                 function,
-                inputs(hand),
+                constant_aware(function, hand),
                 description="The chapter's batch (4) and (1, 1, 1), NaN on a padded position.",
             ),
             compare(
                 f"{slug(function)}-random",
                 function,
-                inputs(random_batches),
+                constant_aware(function, random_batches),
                 description="Random masks with empty rows; NaN or inf at masked positions.",
             ),
             compare(
                 f"{slug(function)}-empty-rows",
                 function,
-                inputs(empty_rows),
+                constant_aware(function, empty_rows),
                 description="Batches where most rows are empty (each counts as loss 0).",
             ),
-            compare(
-                f"graded-{slug(function)}-random",
-                function,
-                inputs(larger_batches),
-                points=1.5,
-                public=False,
-                description="Larger random batches the student has not seen.",
-            ),
-            compare(
-                f"graded-{slug(function)}-empty-rows",
-                function,
-                inputs(empty_rows),
-                public=False,
-                description="Mostly empty rows on inputs the student has not seen.",
-            ),
         ]
-        if function != "token_mean":
-            checks.append(
-                compare(
-                    f"graded-{slug(function)}-all-masked",
-                    function,
-                    inputs(all_masked),
-                    public=False,
-                    description=(
-                        "A batch without tokens gives 0, not NaN; with one token, its share."
-                    ),
-                )
-            )
     return checks
 
 
@@ -327,24 +279,6 @@ EXERCISE = Exercise(
             "dr_grpo",
             "A max_length that is not an integer raises ValueError.",
             max_length=2.5,
-        ),
-        Property(
-            name="graded-padding-invariance",
-            function=PLAIN,
-            inputs=padded_larger,
-            holds=padding_changes_nothing,
-            points=2,
-            public=False,
-            description="Padding invariance on inputs the student has not seen.",
-        ),
-        Property(
-            name="graded-padding-invariance-constant",
-            function=CONSTANT,
-            inputs=lambda rng: with_max_length(padded_larger(rng), rng),
-            holds=padding_changes_nothing,
-            points=2,
-            public=False,
-            description="Padding invariance of the constant reductions, unseen inputs.",
         ),
     ],
     manual=[

@@ -63,11 +63,6 @@ def random_models(rng, sizes=((2, 4), (3, 3), (4, 3), (5, 2), (4, 1))):
     return cases
 
 
-def larger_models(rng):
-    """Larger vocabularies and longer responses the student has not seen."""
-    return random_models(rng, sizes=((6, 4), (3, 6), (5, 4), (2, 8)))
-
-
 def extreme_action_rows(rng):
     """The rows of the action tokens set to huge values: the answer must not change."""
     cases = random_models(rng)
@@ -246,22 +241,6 @@ EXERCISE = Exercise(
                 "num_actions": 2,
             },
             description="token_actions with the wrong length raises ValueError.",
-        ),
-        Compare(
-            name="graded-models",
-            function="action_probabilities",
-            inputs=larger_models,
-            public=False,
-            points=2,
-            description="The reference on larger models the student has not seen.",
-        ),
-        Property(
-            name="graded-forward-recursion",
-            function="action_probabilities",
-            inputs=larger_models,
-            holds=matches_forward_recursion,
-            public=False,
-            description="The forward recursion on models the student has not seen.",
         ),
     ],
     manual=[

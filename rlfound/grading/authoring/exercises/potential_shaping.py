@@ -45,11 +45,6 @@ def edge_tables(rng):
     ]
 
 
-def large_tables(rng):
-    """Larger tables the student has not seen."""
-    return [table_case(rng, 12, 4, num_terminal=3), table_case(rng, 20, 3, num_terminal=2)]
-
-
 def dynamics_for(reward):
     """A fixed random transition model for a reward table of this shape (every entry > 0).
 
@@ -99,11 +94,6 @@ def random_episodes(rng):
 def extreme_episodes(rng):
     """gamma at 0 and 1."""
     return [episode_case(rng, (4, 7), gamma=gamma) for gamma in (0.0, 1.0)]
-
-
-def long_episodes(rng):
-    """Longer episodes the student has not seen."""
-    return [episode_case(rng, (8, 50)), episode_case(rng, (120,))]
 
 
 def shaped_rewards_telescope(shaped, case):
@@ -215,36 +205,6 @@ EXERCISE = Exercise(
             function="shaped_episode_rewards",
             kwargs=bad_episode(rewards=np.array([0.0, np.nan, 1.0])),
             description="A non-finite reward raises ValueError.",
-        ),
-        Compare(
-            name="graded-large-tables",
-            function="shaped_reward",
-            inputs=large_tables,
-            public=False,
-            description="Larger tables the student has not seen.",
-        ),
-        Property(
-            name="graded-optimal-values-shift",
-            function="shaped_reward",
-            inputs=invariance_tables,
-            holds=optimal_values_shift_by_the_potential,
-            points=2,
-            public=False,
-            description="The invariance on tables the student has not seen.",
-        ),
-        Compare(
-            name="graded-long-episodes",
-            function="shaped_episode_rewards",
-            inputs=long_episodes,
-            public=False,
-            description="Longer episodes the student has not seen.",
-        ),
-        Compare(
-            name="graded-edge-tables",
-            function="shaped_reward",
-            inputs=edge_tables,
-            public=False,
-            description="The edge cases on inputs the student has not seen.",
         ),
     ],
     manual=[

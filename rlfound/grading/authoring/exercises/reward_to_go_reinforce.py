@@ -171,10 +171,6 @@ def random_batches(rng, longest=6):
     return cases
 
 
-def long_batches(rng):
-    return random_batches(rng, longest=30)
-
-
 def both_forms(rng):
     """The same batch with both forms and gamma at 0 and 1."""
     (case, *_) = random_batches(rng)
@@ -264,21 +260,6 @@ EXERCISE = Exercise(
                 "reward_to_go": True,
             },
             description="rewards with the wrong shape raise ValueError.",
-        ),
-        Compare(
-            name="graded-batches",
-            function="reinforce_estimates",
-            inputs=long_batches,
-            public=False,
-            description="The reference on longer batches the student has not seen.",
-        ),
-        Property(
-            name="graded-unbiased",
-            function="reinforce_estimates",
-            inputs=enumerated_cases,
-            holds=is_unbiased,
-            public=False,
-            description="Unbiasedness at logits the student has not seen.",
         ),
     ],
     manual=[

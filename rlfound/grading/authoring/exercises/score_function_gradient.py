@@ -97,22 +97,6 @@ EXERCISE = Exercise(
             kwargs={"logits": np.zeros(3), "action_rewards": np.zeros(2)},
             description="action_rewards of the wrong length raise ValueError.",
         ),
-        Gradient(
-            name="graded-finite-differences",
-            function="bandit_gradient",
-            objective=bandit_objective,
-            wrt="logits",
-            inputs=random_bandits,
-            public=False,
-            description="Finite differences on bandits the student has not seen.",
-        ),
-        Compare(
-            name="graded-reference",
-            function="bandit_gradient",
-            inputs=random_bandits,
-            public=False,
-            description="The reference on bandits the student has not seen.",
-        ),
     ],
     manual=[
         Manual(

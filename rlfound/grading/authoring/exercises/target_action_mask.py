@@ -38,10 +38,6 @@ def random_episodes(rng):
     return [episode(rng) for _ in range(12)]
 
 
-def long_episodes(rng):
-    return [episode(rng, max_segments=30, max_tokens=20) for _ in range(8)]
-
-
 def middle_offsets(rng):
     """The episode anywhere in the row, not only at one end."""
     cases = []
@@ -82,17 +78,6 @@ def edge_cases(rng):
         }
         for case in cases
     ]
-
-
-def shifted_pairs(rng):
-    """Pairs of one episode placed at offsets k and k + 1 of the same row."""
-    cases = []
-    for _ in range(6):
-        case = episode(rng, extra=int(rng.integers(1, 4)), left=False)
-        total = int(case["lengths"].sum())
-        case["offset"] = int(rng.integers(0, case["length"] - total))
-        cases.append(case)
-    return cases
 
 
 def policy_tokens(case):
@@ -210,37 +195,6 @@ EXERCISE = Exercise(
                 "offset": 1,
             },
             description="An episode that does not fit in the row raises ValueError.",
-        ),
-        Compare(
-            name="graded-long-episodes",
-            function="target_action_mask",
-            inputs=long_episodes,
-            points=2,
-            public=False,
-            description="Long episodes with many segments, on inputs the student has not seen.",
-        ),
-        Compare(
-            name="graded-long-turns",
-            function="target_turn_ids",
-            inputs=long_episodes,
-            points=2,
-            public=False,
-            description="Turn ids of long episodes, on inputs the student has not seen.",
-        ),
-        Compare(
-            name="graded-middle-offsets",
-            function="target_turn_ids",
-            inputs=middle_offsets,
-            public=False,
-            description="Turn ids with the episode anywhere in the row.",
-        ),
-        Property(
-            name="graded-shift",
-            function=("target_action_mask", "target_turn_ids"),
-            inputs=shifted_pairs,
-            holds=agree,
-            public=False,
-            description="The mask and the turn ids agree on episodes placed mid-row.",
         ),
     ],
     manual=[
