@@ -23,8 +23,9 @@ exercise specifications. Exit status: 0 on success (``grade`` returns 0 whenever
 graded, whatever the scores), 1 when ``check`` finds a failing check, ``verify`` finds a
 problem in the specification, or the grader itself failed on a submission (its worker could
 not start or be cleaned up; that submission has a zero and the reason, every other row is
-graded), 2 for bad arguments. ``grade`` and ``gradescope``'s runner print which sandbox mode
-they use and what it protects against.
+graded), 2 for bad arguments, 128 + N when stopped by signal N (130 for SIGINT, 143 for
+SIGTERM), after the clean-up of a normal exit. ``grade`` and ``gradescope``'s runner print
+which sandbox mode they use and what it protects against.
 """
 
 from __future__ import annotations
@@ -350,8 +351,11 @@ def _check(parser, args, exercises) -> int:
             "pass --exercise ID"
         )
     exercise = _exercise(parser, exercises, exercise_id, "--exercise")
+    from rlfound.grading.sandbox import stopping
+
     grader = Grader(exercise, public_only=True, mode=args.mode, limits=_limits(args))
-    result = grader.grade(submission)
+    # In a thread of its own, so that a signal stops it only where it can close its worker.
+    result = stopping.run(grader.grade, submission)
     print(f"{exercise.summary()} — public checks on {args.file}\n")
     for check in result.checks:
         mark = "PASS" if check.passed else "FAIL"
@@ -379,7 +383,7 @@ def _check(parser, args, exercises) -> int:
 def _grade(parser, args, exercise) -> int:
     from rlfound.grading.authoring.instructor import InstructorMissing
     from rlfound.grading.authoring.secret import resolve_seed
-    from rlfound.grading.sandbox import describe_mode
+    from rlfound.grading.sandbox import describe_mode, stopping
     from rlfound.grading.scoring.batch import grade_batch
     from rlfound.grading.scoring.grader import Grader
 
@@ -390,11 +394,26 @@ def _grade(parser, args, exercise) -> int:
     print(describe_mode(grader.mode), file=sys.stderr)
     print(f"graded-only inputs from {origin}", file=sys.stderr)
     progress = False if args.no_progress else None
+    done = []
     try:
-        results = grade_batch(grader, args.submissions, args.out, jobs=args.jobs, progress=progress)
+        results = grade_batch(
+            grader,
+            args.submissions,
+            args.out,
+            jobs=args.jobs,
+            progress=progress,
+            on_result=done.append,
+        )
     except OSError as error:
         print(f"error: the class's grade sheet could not be written: {error}", file=sys.stderr)
         return 1
+    except stopping.Stopped as stop:
+        print(
+            f"stopped by {stop.name} after {len(done)} submission(s): their reports are in "
+            f"{args.out}; grades.csv and skipped.csv were not written (grade the class again)",
+            file=sys.stderr,
+        )
+        return stop.status
     total = sum(r.score for r in results)
     mean = total / len(results) if results else 0.0
     print(
@@ -482,9 +501,25 @@ def _secret(parser, args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``rlfound`` command; return its exit status."""
+    """Run the ``rlfound`` command; return its exit status.
+
+    SIGTERM and SIGINT stop it with the clean-up of a normal exit (the workers' processes
+    killed, the private root and the temporary folders removed) and the status ``128 + N``
+    (:mod:`rlfound.grading.sandbox.stopping`).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
+    from rlfound.grading.sandbox import stopping
+
+    with stopping.stop_on_signals():
+        try:
+            return _run(parser, args)
+        except stopping.Stopped as stop:
+            print(f"stopped by {stop.name}", file=sys.stderr)
+            return stop.status
+
+
+def _run(parser, args) -> int:
     if args.command == "secret":
         return _secret(parser, args)
     from rlfound.grading.authoring import spec

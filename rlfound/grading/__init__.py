@@ -13,8 +13,8 @@ the reports. The package is laid out by phase, each importing only the phases be
     and inert.
 ``sandbox``
     Modes, the worker's life cycle and watchdog, process tracking, control groups, worker
-    users, the private root; ``sandbox/inside/`` holds the only files copied into the
-    sandbox (standard library only).
+    users, the private root, stopping on a signal; ``sandbox/inside/`` holds the only files
+    copied into the sandbox (standard library only).
 ``scoring``
     The tolerance comparison, the :class:`Grader`, its results, :func:`grade_batch`.
 ``output``

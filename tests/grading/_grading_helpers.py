@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import json
+import numbers
 import os
 import pwd
 import shutil
@@ -445,3 +447,24 @@ def run_cli(capsys, *argv):
         status = exit_.code
     captured = capsys.readouterr()
     return status, captured.out, captured.err
+
+
+def gradescope_results(path: Path) -> dict:
+    """The ``results.json`` at ``path``, checked to be what Gradescope reads: a JSON object
+    with a numeric ``score``, a text ``output`` and a ``tests`` list, each test with a name,
+    a score and a maximum (and the top-level score their sum, when there are tests)."""
+    assert path.is_file(), f"{path} was not written"
+    document = json.loads(path.read_bytes().decode("utf-8"))
+    assert isinstance(document, dict)
+
+    def number(value):
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+    assert number(document["score"]) and isinstance(document["output"], str)
+    assert isinstance(document["tests"], list)
+    for test in document["tests"]:
+        assert isinstance(test["name"], str) and number(test["score"])
+        assert number(test["max_score"]) and isinstance(test.get("output", ""), str)
+    if document["tests"]:
+        assert document["score"] == pytest.approx(sum(t["score"] for t in document["tests"]))
+    return document

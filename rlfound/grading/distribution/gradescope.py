@@ -29,25 +29,24 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import io
-import os
+import json
 import re
-import stat
 import sys
 import zipfile
 from pathlib import Path
 
 from rlfound.grading.authoring import instructor, spec
-from rlfound.grading.authoring.starter import exercise_of
-from rlfound.grading.intake import submissions
-from rlfound.grading.intake.files import read_regular
+from rlfound.grading.distribution.upload import Choice, choose_submission
+from rlfound.grading.intake import submissions, text
 from rlfound.grading.output import report
 from rlfound.grading.output.atomic import write_atomic, write_atomic_bytes
-from rlfound.grading.sandbox import Limits, describe_mode
+from rlfound.grading.sandbox import Limits, describe_mode, stopping
 from rlfound.grading.scoring.grader import Grader
 
 __all__ = [
     "RUN_AUTOGRADER",
     "SETUP_SH",
+    "Choice",
     "build_bundle",
     "choose_submission",
     "main",
@@ -181,44 +180,91 @@ def build_bundle(exercise: spec.Exercise, output: Path, *, seed: int, timeout: f
     write_atomic_bytes(output, buffer.getvalue())
 
 
-def _upload_files(folder: Path) -> list[Path]:
-    """The ``.py`` and ``.ipynb`` regular files of an upload, links never followed."""
-    found = []
-    for directory, subfolders, names in os.walk(folder, followlinks=False):
-        subfolders.sort()
-        for name in sorted(names):
-            path = Path(directory) / name
-            if path.suffix in submissions.SUFFIXES and stat.S_ISREG(os.lstat(path).st_mode):
-                found.append(path)
-    return sorted(found)
+def _describe(error: BaseException) -> str:
+    try:
+        detail = str(error)
+    except Exception:  # an exception whose text cannot be made
+        detail = ""
+    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
-def choose_submission(folder: Path, exercise: spec.Exercise) -> Path | None:
-    """The file to grade among a student's upload: the one that names or defines the exercise.
+def _document(message: str) -> dict:
+    """A ``results.json`` in Gradescope's format that grades nothing and says why."""
+    return {
+        "score": 0,
+        "output": text.clean(message, text.ERROR_CHARS),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [],
+    }
 
-    Only regular files count: a link in the upload (which could point at the reference
-    solution next to the grader) is never followed.
-    """
-    files = _upload_files(folder)
-    if len(files) <= 1:
-        return files[0] if files else None
 
-    def rank(path: Path) -> int:
-        try:
-            data = read_regular(path, submissions.MAX_BYTES).decode("utf-8", "replace")
-        except OSError:
-            return 2
-        if exercise_of(data) == exercise.id:
-            return 0
-        if all(f"def {f.name}(" in data for f in exercise.functions):
-            return 1
-        return 2
+def _grade_upload(exercise: spec.Exercise, args: argparse.Namespace) -> dict:
+    """Grade the upload; the results in Gradescope's format, whatever the upload holds."""
+    grader = Grader(exercise, seed=args.seed, limits=Limits(timeout=args.timeout))
+    print(describe_mode(grader.mode), file=sys.stderr)
+    choice = None
+    try:
+        # The search is inside the failure boundary too: an upload it cannot handle costs
+        # this submission a zero with the reason, never an unwritten results.json.
+        choice = choose_submission(args.submission_dir, exercise)
+        if choice.path is None:
+            result = grader.not_run("submission", None, choice.message)
+        else:
+            result = grader.grade(submissions.read_submission(choice.path))
+    except Exception as error:  # the failure boundary: a results file in every case
+        message = f"the autograder failed: {_describe(error)}"
+        result = grader.not_run("submission", None, message, grader_error=True)
+        choice = None
+    document = report.results_json(exercise, result)
+    if choice is not None and choice.path is not None:
+        document["output"] = (
+            f"{text.clean(choice.message, text.ERROR_CHARS)}\n\n" + document["output"]
+        )
+    return document
 
-    return min(files, key=rank)
+
+def _results(args: argparse.Namespace) -> tuple[dict, int]:
+    """The results document of the upload and the exit status (2: the bundle names an exercise
+    it does not hold)."""
+    try:
+        exercises = spec.load_exercises(args.exercises)
+        if args.exercise not in exercises:
+            print(
+                f"error: argument --exercise: unknown exercise {args.exercise!r}", file=sys.stderr
+            )
+            return _document(f"the autograder failed: unknown exercise {args.exercise!r}"), 2
+        # In a thread of its own, so that a signal stops it only where it can close its worker.
+        return stopping.run(_grade_upload, exercises[args.exercise], args), 0
+    except Exception as error:  # the bundle's own failure (a broken reference, a bug)
+        return _document(f"the autograder failed: {_describe(error)}"), 0
+
+
+def _stopped(stop: stopping.Stopped) -> dict:
+    return _document(
+        f"The autograder was stopped ({stop.name}) before it finished grading this "
+        "submission, so nothing was graded; ask your instructor to run it again."
+    )
+
+
+def _write(path: Path, document: dict) -> bool:
+    try:
+        write_atomic(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    except OSError as error:
+        print(f"error: {path} could not be written: {error}", file=sys.stderr)
+        return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Grade ``/autograder/submission`` and write ``/autograder/results/results.json``."""
+    """Grade ``/autograder/submission`` and write ``/autograder/results/results.json``.
+
+    Every run that gets past its arguments writes a valid ``results.json``, whatever the
+    upload holds: a grading failure, even of the grader itself, is a score of 0 with the
+    reason in its ``output``, and the status is 0. SIGTERM and SIGINT stop it with the clean-up
+    of a normal exit, a ``results.json`` that says so, and the status ``128 + N``. The status
+    is 1 when ``results.json`` cannot be written, 2 for bad arguments.
+    """
     parser = argparse.ArgumentParser(prog="python -m rlfound.grading.distribution.gradescope")
     parser.add_argument("--exercise", required=True)
     parser.add_argument("--seed", type=int, default=0)
@@ -227,25 +273,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--submission-dir", type=Path, default=Path("/autograder/submission"))
     parser.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"))
     args = parser.parse_args(argv)
-    exercises = spec.load_exercises(args.exercises)
-    if args.exercise not in exercises:
-        parser.error(f"argument --exercise: unknown exercise {args.exercise!r}")
-    exercise = exercises[args.exercise]
-    grader = Grader(exercise, seed=args.seed, limits=Limits(timeout=args.timeout))
-    print(describe_mode(grader.mode), file=sys.stderr)
-    chosen = choose_submission(args.submission_dir, exercise)
-    if chosen is None:
-        message = f"no .py or .ipynb file found in the submission ({args.submission_dir})"
-        result = grader.not_run("submission", None, message)
-    else:
+    with stopping.stop_on_signals():
         try:
-            result = grader.grade(submissions.read_submission(chosen))
-        except Exception as error:  # the failure boundary: a results file in every case
-            message = f"the grader failed on this submission ({type(error).__name__}: {error})"
-            result = grader.not_run("submission", chosen, message, grader_error=True)
-    write_atomic(args.results, report.results_text(exercise, result))
-    print(report.results_json(exercise, result)["output"], file=sys.stderr)
-    return 0
+            document, status = _results(args)
+        except stopping.Stopped as stop:
+            document, status = _stopped(stop), stop.status
+        try:
+            written = _write(args.results, document)
+        except stopping.Stopped as stop:
+            # Stopped while writing (the temporary file is gone): write again, since a second
+            # signal no longer interrupts.
+            status = stop.status
+            written = _write(args.results, document)
+    if not written:
+        return 1
+    print(document["output"], file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

@@ -48,7 +48,9 @@ Files: :mod:`~rlfound.grading.sandbox.modes` (what this machine allows),
 :mod:`~rlfound.grading.sandbox.tracking` (a submission's processes),
 :mod:`~rlfound.grading.sandbox.cgroups`, :mod:`~rlfound.grading.sandbox.accounts`,
 :mod:`~rlfound.grading.sandbox.ipc` (System V IPC and shared memory),
-:mod:`~rlfound.grading.sandbox.runtime` (the private root), and ``inside/``, the only files
+:mod:`~rlfound.grading.sandbox.runtime` (the private root),
+:mod:`~rlfound.grading.sandbox.stopping` (SIGTERM and SIGINT stop the grader with the clean-up
+of a normal exit), and ``inside/``, the only files
 copied into the sandbox (the wire protocol, the worker's main script and the private root's
 launcher), which import the standard library only.
 """

@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 
 from rlfound.grading.intake import files, text
-from rlfound.grading.sandbox import accounts, cgroups, ipc, runtime
+from rlfound.grading.sandbox import accounts, cgroups, ipc, runtime, stopping
 from rlfound.grading.sandbox.inside import protocol
 from rlfound.grading.sandbox.modes import (
     INSIDE,
@@ -375,8 +375,11 @@ class Worker:
         ------
         WorkerError
             If the worker cannot start or does not report ready.
+        stopping.Stopped
+            If the grader is stopping (a signal): no new worker starts.
         """
         self.kill()  # a previous worker, if any, is gone before the next one starts
+        stopping.check()
         self.token = secrets.token_hex(16)
         if self.box is None:
             self.box = cgroups.create(self.limits.memory, self.limits.processes)
@@ -402,7 +405,7 @@ class Worker:
             raise WorkerError(f"the grader could not start a worker: {error}") from None
         os.set_blocking(self.process.stdin.fileno(), False)
         try:
-            self._receive(time.monotonic() + STARTUP_SECONDS)
+            self._receive(time.monotonic() + STARTUP_SECONDS, poll=stopping.check)
         except WorkerError:
             self.kill()
             detail = self.output(limit=2000).strip().splitlines()[-3:]
@@ -560,6 +563,7 @@ class Worker:
             return state["waited"]
 
         def poll():
+            stopping.check()  # a signal stops the grader: give up this request at once
             # A worker that died while a process it started holds its pipe open: no end of
             # file will come, so do not wait for one.
             if self.process is not None and self.process.poll() is not None:

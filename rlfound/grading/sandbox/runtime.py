@@ -47,7 +47,17 @@ from pathlib import Path
 
 from rlfound.grading.intake import files
 
-__all__ = ["OPT", "Tree", "base", "build", "interpreter", "numpy_dirs", "tree", "worker_folder"]
+__all__ = [
+    "OPT",
+    "Tree",
+    "base",
+    "build",
+    "interpreter",
+    "numpy_dirs",
+    "remove_base",
+    "tree",
+    "worker_folder",
+]
 
 _INSIDE = Path(__file__).resolve().parent / "inside"
 #: Where the worker's scripts and NumPy are, inside the private root and inside bubblewrap.
@@ -337,6 +347,20 @@ def tree() -> Tree:
     if isinstance(built, Exception):
         raise built
     return built
+
+
+def remove_base() -> None:
+    """Remove this process's folder of :func:`base` (the private root with it) now, as at exit;
+    a worker started later gets a new one.
+
+    For a grader stopped by a signal (:mod:`rlfound.grading.sandbox.stopping`), once its
+    workers are closed: then a second signal is still ignored, which at exit it no longer is.
+    """
+    with _lock:
+        folder = _built.pop("base", None)
+        _built.pop("tree", None)
+    if folder is not None:
+        _remove(folder)
 
 
 def _remove(folder: Path) -> None:

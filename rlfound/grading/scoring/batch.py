@@ -24,6 +24,7 @@ from pathlib import Path
 
 from rlfound.grading.intake import submissions, text
 from rlfound.grading.output import report
+from rlfound.grading.sandbox import stopping
 from rlfound.grading.scoring.grader import Grader
 from rlfound.grading.scoring.results import SubmissionResult
 
@@ -102,6 +103,10 @@ def grade_batch(
     OSError
         If ``grades.csv`` or ``skipped.csv`` cannot be written, or does not read back as
         written.
+    stopping.Stopped
+        If the grader was stopped (a signal, :mod:`rlfound.grading.sandbox.stopping`): the
+        submissions being graded are given up, their workers closed, and the class's files
+        are not written; the reports of the submissions graded before stay.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -117,13 +122,21 @@ def grade_batch(
         concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
     ):
         futures = [pool.submit(grade_one, grader, entry, out_dir) for entry in scan.entries]
-        for future in concurrent.futures.as_completed(futures):
-            result = future.result()
-            results.append(result)
-            bar.update()
-            if on_result is not None:
-                with contextlib.suppress(Exception):
-                    on_result(result)
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                result = future.result()
+                results.append(result)
+                bar.update()
+                if on_result is not None:
+                    with contextlib.suppress(Exception):
+                        on_result(result)
+        except BaseException:
+            # Stopped by a signal (or a Ctrl-C): leaving the block would wait for every
+            # queued submission to be graded. Drop those, and wait only for the running ones,
+            # which stop at once and close their workers.
+            with stopping.stop_workers():
+                pool.shutdown(wait=True, cancel_futures=True)
+            raise
     results.sort(key=lambda r: r.name)
     results.skipped = list(scan.skipped)
     # Every worker is closed: its processes are dead. Only now the class's files are written.
