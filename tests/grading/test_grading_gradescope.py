@@ -133,7 +133,8 @@ def test_a_link_in_the_upload_is_never_followed(autograder):
     root, script = autograder
     shutil.rmtree(root / "submission")
     (root / "submission").mkdir()
-    reference = root / "source" / "rlfound" / "solutions" / "gae_recursion.py"
+    reference = root / "source" / "rlfound_instructor" / "gae_recursion.py"
+    assert reference.is_file()
     (root / "submission" / "a_link.py").symlink_to(reference)
     (root / "submission" / "mine.py").write_text(BUGGY_GAE)
     (root / "results" / "results.json").unlink(missing_ok=True)
@@ -163,9 +164,9 @@ def test_an_instructors_exercise_is_bundled_with_its_solution(tmp_path):
     script = unpack_like_gradescope(bundle, root)
     assert (root / "source" / "exercises" / "double.py").is_file()
     assert (root / "source" / "exercises" / "double_solution.py").is_file()
-    assert sorted(p.name for p in (root / "source" / "rlfound" / "solutions").iterdir()) == [
-        "__init__.py"
-    ]
+    # Only the instructor's own solution: no book material at all.
+    assert not (root / "source" / "rlfound_instructor").exists()
+    assert not (root / "source" / "rlfound" / "solutions").exists()
     requirements_only_venv(root)
     document = grade_in(root, script, {"answer.py": "def double(x):\n    return 2 * x\n"})
     assert document["score"] == 4
