@@ -122,6 +122,49 @@ def test_error_checks_count_real_value_errors_of_functions_that_answer(
         assert "returned no numbers on any valid input" in result.checks[0].message
 
 
+VALUE_ERROR = [["builtins", n] for n in ("ValueError", "Exception", "BaseException", "object")]
+
+
+@pytest.mark.parametrize(
+    ("classes", "counts"),
+    [
+        (VALUE_ERROR, True),
+        (VALUE_ERROR[:-1], False),  # no object at the end: not a method resolution order
+        ([VALUE_ERROR[0], VALUE_ERROR[-1]], False),  # no BaseException: not an exception's
+        ([["builtins", "ValueError" + " " * 200], *VALUE_ERROR[1:]], False),  # a name too long
+        ([VALUE_ERROR[0], *VALUE_ERROR[1:-1] * 40, VALUE_ERROR[-1]], False),  # too many
+        ([["builtins", "ValueError", "x"], *VALUE_ERROR[1:]], False),
+        ("ValueError", False),
+        (None, False),
+    ],
+    ids=[
+        "real",
+        "no-object",
+        "no-base-exception",
+        "long-name",
+        "too-many",
+        "triple",
+        "text",
+        "none",
+    ],
+)
+def test_the_parent_checks_the_classes_a_worker_reports(tmp_path, classes, counts):
+    # The submission's process could send any reply: what it names is checked here.
+    def call(self, calls, *, cpu=None):
+        replies = []
+        for _, (x,) in calls:
+            if np.isnan(x):
+                replies.append({"ok": False, "error": "ValueError: nan", "classes": classes})
+            else:
+                replies.append({"ok": True, "value": 2 * x})
+        return replies
+
+    grader = Grader(checked_double(tmp_path), mode="default")
+    with mock.patch.object(Worker, "call", call):
+        result = grader.grade(Submission("forger", None, "def double(x):\n    return 2 * x\n"))
+    assert [c.score for c in result.checks] == [float(counts), 1.0, 1.0]
+
+
 # ---------------------------------------------------------------- time budgets
 
 

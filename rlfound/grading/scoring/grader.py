@@ -338,7 +338,7 @@ class Grader:
         Sandbox mode (:mod:`rlfound.grading.sandbox`); ``auto`` picks the strongest that
         works here.
     limits : Limits
-        Resource limits and per-check timeout of the workers.
+        Resource limits of the workers, the CPU time of a check and of a whole submission.
     block_processes : bool
         Let the worker's audit hook refuse process creation (see ``Worker``).
     """
