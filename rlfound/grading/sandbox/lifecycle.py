@@ -448,7 +448,7 @@ class Worker:
         """Call submission functions; one reply item (``ok``/``value`` or ``error``) per call.
 
         ``cpu`` is the CPU time the request may use (default: the per-check ``timeout``);
-        afterwards ``request_cpu`` says what it used.
+        afterward ``request_cpu`` says what it used.
 
         Raises
         ------
