@@ -53,12 +53,12 @@ def test_the_recorded_data_holds_public_outputs_only():
     """The data is the same with the graded-only checks removed: nothing of theirs is in it,
     and it holds every exercise's starter."""
     for exercise in EXERCISES.values():
-        data = public.record(exercise)
+        data = public.record_exercise(exercise)
         assert data["exercise"] == exercise.id and data["format"] == public.FORMAT
         public_only = spec.dataclasses.replace(
             exercise, checks=[c for c in exercise.checks if c.public]
         )
-        assert public.record(public_only) == data, exercise.id
+        assert public.record_exercise(public_only) == data, exercise.id
         assert data["starter"].startswith(f"# rlfound exercise: {exercise.id}")
 
 
@@ -86,7 +86,7 @@ def test_the_self_check_from_recorded_data_explains_a_wrong_answer(student_side)
 
 
 def test_a_call_that_was_not_recorded_is_refused_with_the_reason():
-    data = public.record(EXERCISES["gae-recursion"])
+    data = public.record_exercise(EXERCISES["gae-recursion"])
     reference = public.RecordedReference("gae-recursion", data["calls"], data["numpy"])
     with pytest.raises(ValueError, match="was not recorded when this rlfound was built"):
         reference.gae_recursive(rewards=np.ones(3), values=np.zeros(4), gamma=0.5, lam=0.5)

@@ -36,7 +36,7 @@ __all__ = [
     "public_reference",
     "public_starter",
     "public_starter_notebook",
-    "record",
+    "record_exercise",
     "write_public_data",
 ]
 
@@ -136,7 +136,7 @@ class RecordedReference:
         return call
 
 
-def record(exercise: Exercise) -> dict:
+def record_exercise(exercise: Exercise) -> dict:
     """The public data of ``exercise``, computed from its reference solution (trusted code).
 
     Every public check is prepared once with the public seed against a :class:`Recorder`;
@@ -156,13 +156,13 @@ def record(exercise: Exercise) -> dict:
 
 
 def write_public_data(exercises, folder: Path) -> list[Path]:
-    """Write :func:`record` of every exercise into ``folder`` (the build calls this)."""
+    """Write :func:`record_exercise` of every exercise into ``folder`` (the build calls this)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for exercise in exercises:
         path = folder / f"{exercise.id}.json"
-        path.write_text(json.dumps(record(exercise), sort_keys=True, allow_nan=False))
+        path.write_text(json.dumps(record_exercise(exercise), sort_keys=True, allow_nan=False))
         written.append(path)
     return written
 
@@ -183,7 +183,7 @@ def public_data(exercise: Exercise) -> dict:
             raise ValueError(f"{path} is not public data of format {FORMAT} for {exercise.id!r}")
         return data
     if exercise.solution_path.is_file():
-        return record(exercise)
+        return record_exercise(exercise)
     raise ValueError(
         f"the public check data of {exercise.id!r} is missing from this install ({path}); "
         f"reinstall rlfound from its wheel"
