@@ -607,10 +607,11 @@ class Worker:
         wall = self.limits.wall
         poll, used = self._watch(what, cpu, wall)
         # The hang guard is kept by ``poll``; the deadline is the backstop of the backstop.
+        # Writing the request has no poll: a worker that does not read it within ``wall`` hangs.
         hard = HARD_WALL_FACTOR * wall
         deadline = time.monotonic() + hard
         try:
-            protocol.write_frame(self.process.stdin.fileno(), message, deadline)
+            protocol.write_frame(self.process.stdin.fileno(), message, time.monotonic() + wall)
             while True:
                 reply = self._receive(deadline, what, hard, poll)
                 number = reply.get("id")
@@ -622,10 +623,10 @@ class Worker:
                     self.kill()
                     raise WorkerError("the worker's reply did not match the request")
                 return reply
-        except protocol.Timeout:
+        except protocol.Timeout:  # writing the request (reading it times out in _receive)
             self.kill()
             raise WorkerError(
-                f"timed out after {hard:g} s (wall clock) while {what}", "wall"
+                f"timed out after {wall:g} s (wall clock) while {what}", "wall"
             ) from None
         except _Expired as expired:
             self.kill()
