@@ -20,6 +20,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import tomllib
 import yaml
 
 from rlfound.cli import main
@@ -83,7 +84,7 @@ def solution_regions(source: str) -> list[list[str]]:
 def test_a_student_pack_holds_every_chapter_data_file_and_starter(student_pack):
     names = {ex.id.replace("-", "_") for ex in EXERCISES.values()}
     expected = (
-        {"README.md"}
+        {"README.md", "requirements.txt", "environment.yml"}
         | {f"chapters/{page.stem}.ipynb" for page in CHAPTER_PAGES}
         | {f"chapters/data/{p.name}" for p in (ROOT / "chapters" / "data").iterdir()}
         | {f"exercises/{name}{suffix}" for name in names for suffix in (".py", ".ipynb")}
@@ -210,9 +211,19 @@ def test_a_teaching_pack_adds_the_solutions_in_their_own_folder(student_pack, te
     for name in references:
         shipped = (teaching_pack / classpack.SOLUTIONS / name).read_bytes()
         assert shipped == (BOOK_SOLUTIONS / name).read_bytes()
-    # The student files are the same; the README also names the teaching team's folder.
+    # The student files are the same, but for the chapters' links to the teaching team's
+    # folder (a student's chapter shows the link text alone); the README also names it.
+    to_solutions = re.compile(rf"\[([^\[\]\n]*)\]\(\.\./{classpack.SOLUTIONS}/[^)\n]*\)")
+    linked = 0
     for name in files_of(student_pack) - {"README.md"}:
-        assert (teaching_pack / name).read_bytes() == (student_pack / name).read_bytes()
+        teaching, student = (teaching_pack / name).read_bytes(), (student_pack / name).read_bytes()
+        if name.startswith("chapters/") and name.endswith(".ipynb"):
+            teaching, student = (nbformat.reads(n, as_version=4) for n in (teaching, student))
+            for ours in teaching.cells:
+                linked += len(to_solutions.findall(ours.source))
+                ours.source = to_solutions.sub(r"\1", ours.source)
+        assert teaching == student, name
+    assert linked >= len(SOLUTION_PAGES)
     readme = (teaching_pack / "README.md").read_text(encoding="utf-8")
     assert f"`{classpack.SOLUTIONS}/`" in readme and "teaching team only" in readme
     assert classpack.SOLUTIONS not in (student_pack / "README.md").read_text(encoding="utf-8")
@@ -262,7 +273,15 @@ def test_the_student_readme_commands(student_pack):
     readme = (student_pack / "README.md").read_text(encoding="utf-8")
     commands = [command for block in bash_blocks(readme) for command in block]
     version = __import__("importlib.metadata").metadata.version("rlfound")
-    assert f"pip install rlfound-{version}-py3-none-any.whl matplotlib jupyterlab" in commands
+    assert f"pip install rlfound-{version}-py3-none-any.whl -r requirements.txt" in commands
+    # What that installs, and the conda file installs the same through pip.
+    requirements = (student_pack / "requirements.txt").read_text(encoding="utf-8").split()
+    book_extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    (matplotlib,) = [r for r in book_extra["optional-dependencies"]["book"] if "matplotlib" in r]
+    assert requirements == [f"rlfound=={version}", matplotlib, "jupyterlab"]
+    environment = yaml.safe_load((student_pack / "environment.yml").read_text(encoding="utf-8"))
+    assert environment["dependencies"][-1] == {"pip": requirements}
+    assert "conda env create -f environment.yml" in readme
     # cd chapters, then open a chapter there.
     at = commands.index("cd chapters")
     opened = shlex.split(commands[at + 1])

@@ -3,6 +3,7 @@
 ::
 
     DIR/README.md            how to install, run the notebooks and self-check (for students)
+    DIR/requirements.txt     what the README installs; DIR/environment.yml the same for conda
     DIR/chapters/            every chapter as a Jupyter notebook (.ipynb)
     DIR/chapters/data/       the data files the chapters read (by relative path)
     DIR/exercises/           every code exercise's starter, as .py and as .ipynb
@@ -11,40 +12,44 @@
 
 The chapters and the solution pages are the book's MyST Markdown notebooks, shipped in the
 wheel as ``rlfound.chapters`` and next to ``rlfound.solutions`` (``pyproject.toml`` maps the
-book's folders into the package), converted with jupytext. A ``literalinclude`` or ``listing``
-directive, which Jupyter cannot resolve, becomes the code it shows (a ``listing`` through the
-book's own reader, :mod:`rlfound._listing`); the starters are those of
-``rlfound starter``, so a pack never holds solution code unless asked to.
+book's folders into the package), converted with jupytext, and their Markdown converted
+from MyST to plain Markdown (:mod:`rlfound.grading.distribution.plain`): boxes, numbered
+cross-references, citations and the code of every ``listing`` or ``literalinclude`` read in
+any Jupyter without an extension. Cross-references link to the pack's own notebooks. The
+starters are those of ``rlfound starter``, so a pack never holds solution code unless asked
+to.
 """
 
 from __future__ import annotations
 
-import ast
 import importlib.util
-import posixpath
-import re
 import shutil
-import textwrap
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 
-from rlfound._listing import find_definition, read_listing
 from rlfound.grading.authoring import public
 from rlfound.grading.authoring.spec import BOOK_SOLUTIONS, Exercise
+from rlfound.grading.distribution import plain
+from rlfound.grading.distribution.plain import python_object_lines
 from rlfound.grading.output.atomic import write_atomic_bytes
 
 __all__ = [
     "CHAPTERS",
+    "ENVIRONMENT",
     "EXERCISES",
     "PACK_ENTRIES",
     "README",
+    "REQUIREMENTS",
     "SOLUTIONS",
+    "book",
+    "book_bibliography",
     "book_chapters",
     "notebook_of_page",
     "occupied",
     "pack_files",
     "python_object_lines",
+    "requirements",
     "write_pack",
 ]
 
@@ -53,23 +58,9 @@ CHAPTERS = "chapters"
 EXERCISES = "exercises"
 SOLUTIONS = "solutions-teaching-team-only"
 README = "README.md"
-PACK_ENTRIES = (README, CHAPTERS, EXERCISES, SOLUTIONS)
-
-_LITERALINCLUDE = re.compile(
-    r"^(?P<fence>`{3,}|~{3,})\{literalinclude\}[ \t]+(?P<path>\S+)[ \t]*\n"
-    r"(?P<options>(?:[ \t]*:[\w-]+:.*\n)*)"
-    r"(?P=fence)[ \t]*$",
-    re.MULTILINE,
-)
-_SUPPORTED_OPTIONS = {"language", "pyobject", "start-after", "end-before", "dedent", "caption"}
-_LISTING = re.compile(
-    r"^(?P<fence>`{3,}|~{3,})\{listing\}[ \t]+(?P<object>\S+)[ \t]*\n"
-    r"(?P<options>(?:[ \t]*:[\w-]+:.*\n)*)"
-    r"(?P=fence)[ \t]*$",
-    re.MULTILINE,
-)
-# Line numbers and highlighting are the web page's; a notebook's code block has neither.
-_LISTING_OPTIONS = {"caption", "linenos", "lineno-start", "emphasize-lines"}
+REQUIREMENTS = "requirements.txt"
+ENVIRONMENT = "environment.yml"
+PACK_ENTRIES = (README, REQUIREMENTS, ENVIRONMENT, CHAPTERS, EXERCISES, SOLUTIONS)
 
 
 def _book_folder(package: str, folder: str) -> Path:
@@ -86,134 +77,58 @@ def book_chapters() -> Path:
     return _book_folder("rlfound.chapters", "chapters")
 
 
-def _book_file(page_folder: str, relative: str) -> Path:
-    """Resolve a path written in a page of the book (``../rlfound/x.py`` in chapters/) to the
-    file in this installation: the book's root folders are the package's folders."""
-    path = posixpath.normpath(posixpath.join(page_folder, relative))
-    top, _, rest = path.partition("/")
-    roots = {
-        "rlfound": Path(__file__).resolve().parents[2],
-        "chapters": book_chapters(),
-        "solutions": BOOK_SOLUTIONS,
-    }
-    if top not in roots or not rest:
-        raise ValueError(f"literalinclude: {relative!r} in {page_folder}/ is outside the book")
-    return roots[top] / rest
+def book_bibliography() -> Path:
+    """The book's ``references.bib``: in the wheel next to the chapters (setup.py copies it
+    there), in a checkout at the book's root."""
+    shipped = book_chapters() / "references.bib"
+    return shipped if shipped.is_file() else book_chapters().parent / "references.bib"
 
 
-def python_object_lines(source: str, name: str) -> list[str]:
-    """The lines of a class or function (``Class.method`` for nested ones) in ``source``, its
-    decorators included, as Sphinx's ``:pyobject:`` option shows them.
-
-    Raises
-    ------
-    ValueError
-        If ``source`` defines no such object.
-
-    Examples
-    --------
-    >>> code = "x = 1\\n\\n@cache\\ndef f(y):\\n    return y\\n\\nz = 2\\n"
-    >>> python_object_lines(code, "f")
-    ['@cache', 'def f(y):', '    return y']
-    """
-    node = ast.parse(source)
-    for part in name.split("."):
-        node = find_definition(node, part)
-        if node is None:
-            raise ValueError(f"pyobject: no class or function {name!r} in the source")
-    start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-    return source.splitlines()[start - 1 : node.end_lineno]
+def book() -> plain.Book:
+    """The pages of this installation's book (the solutions where the teaching team's
+    package or a checkout has them), for converting its notebooks."""
+    folders = {"chapters": book_chapters()}
+    if BOOK_SOLUTIONS.is_dir():
+        folders["solutions"] = BOOK_SOLUTIONS
+    roots = {"rlfound": Path(__file__).resolve().parents[2], **folders}
+    return plain.load_book(folders, book_bibliography(), roots)
 
 
-def _directive_options(match: re.Match) -> dict:
-    """A directive's ``:name: value`` lines, read as MyST does (YAML: values may be quoted)."""
-    import yaml
+def notebook_of_page(
+    path: Path,
+    page_folder: str,
+    *,
+    notebooks: Mapping[str, str] | None = None,
+    book_url: str | None = None,
+) -> str:
+    """A page of the book (a MyST Markdown notebook) as ``.ipynb`` JSON text, unexecuted, its
+    Markdown converted to plain Markdown (:mod:`~rlfound.grading.distribution.plain`).
 
-    block = "\n".join(
-        line.strip()[1:].replace(":", ": ", 1) for line in match["options"].splitlines()
-    )
-    return yaml.safe_load(block) or {}
-
-
-def _listed(match: re.Match) -> str:
-    """The Markdown code block that a ``listing`` directive stands for, as the book shows it."""
-    options = _directive_options(match)
-    unknown = sorted(set(options) - _LISTING_OPTIONS)
-    if unknown:
-        raise ValueError(f"listing: unsupported option(s) {unknown} for {match['object']}")
-    shown = read_listing(match["object"])
-    fence = "`" * max(3, len(match["fence"]))
-    code = f"{fence}python\n{shown.code.rstrip()}\n{fence}"
-    caption = options.get("caption")
-    return f"*{caption}*\n\n{code}" if caption else code
-
-
-def _included(page_folder: str, match: re.Match) -> str:
-    """The Markdown code block that a ``literalinclude`` directive stands for."""
-    options = _directive_options(match)
-    unknown = sorted(set(options) - _SUPPORTED_OPTIONS)
-    if unknown:
-        raise ValueError(f"literalinclude: unsupported option(s) {unknown} for {match['path']}")
-    text = _book_file(page_folder, match["path"]).read_text(encoding="utf-8")
-    if "pyobject" in options:
-        lines = python_object_lines(text, str(options["pyobject"]))
-    else:
-        lines = text.splitlines()
-    # Sphinx's order: the object, then start-after and end-before, then dedent.
-    if "start-after" in options:
-        marker = str(options["start-after"])
-        found = [i for i, line in enumerate(lines) if marker in line]
-        if not found:
-            raise ValueError(f"literalinclude: start-after {marker!r} not in {match['path']}")
-        lines = lines[found[0] + 1 :]
-    if "end-before" in options:
-        marker = str(options["end-before"])
-        found = [i for i, line in enumerate(lines) if marker in line]
-        if not found:
-            raise ValueError(f"literalinclude: end-before {marker!r} not in {match['path']}")
-        lines = lines[: found[0]]
-    if "dedent" in options:
-        if options["dedent"] is None:  # no width: remove the common indentation
-            lines = textwrap.dedent("\n".join(lines)).splitlines()
-        else:
-            lines = [line[int(options["dedent"]) :] for line in lines]
-    fence = "`" * max(3, len(match["fence"]))
-    code = f"{fence}{options.get('language') or ''}\n" + "\n".join(lines) + f"\n{fence}"
-    caption = options.get("caption")
-    return f"*{caption}*\n\n{code}" if caption else code
-
-
-def notebook_of_page(path: Path, page_folder: str) -> str:
-    """A page of the book (a MyST Markdown notebook) as ``.ipynb`` JSON text, unexecuted.
-
-    ``page_folder`` is the page's folder in the book (``chapters`` or ``solutions``), against
-    which its ``literalinclude`` paths are resolved.
+    ``page_folder`` is the page's folder in the book (``chapters`` or ``solutions``).
+    ``notebooks`` maps the book's pages to the notebooks the reader has (paths relative to
+    one folder; by default each page's ``.ipynb`` beside its source), which cross-references
+    link to; with ``book_url`` they link to the book's pages there instead.
 
     Raises
     ------
     ValueError
-        If a ``literalinclude`` or ``listing`` directive cannot be turned into the code it
-        shows.
+        If a directive or role has no plain Markdown form (a ``literalinclude`` or ``listing``
+        that cannot be read, among others).
     """
     import jupytext
     import nbformat
 
+    the_book = book()
+    page = f"{page_folder}/{path.stem}"
+    if notebooks is None:
+        notebooks = {name: f"{name}.ipynb" for name in the_book.pages}
     notebook = jupytext.reads(path.read_text(encoding="utf-8"), fmt="md:myst")
     # A plain notebook: no pairing with a text file, which a student does not have.
     notebook.metadata.pop("jupytext", None)
     for number, cell in enumerate(notebook.cells):
         # Fixed cell ids: the same book gives byte-identical notebooks.
         cell["id"] = f"{path.stem}-{number}"
-        if cell.cell_type != "markdown":
-            continue
-        cell.source = _LITERALINCLUDE.sub(lambda m: _included(page_folder, m), cell.source)
-        cell.source = _LISTING.sub(_listed, cell.source)
-        for directive in ("{literalinclude}", "{listing}"):
-            if directive in cell.source:
-                raise ValueError(
-                    f"{path.name}: a {directive[1:-1]} directive the class pack cannot read "
-                    "(write its options as ':name: value' lines)"
-                )
+    plain.plain_notebook(notebook, page, the_book, plain.linker(page, notebooks, book_url))
     nbformat.validate(notebook)
     return nbformat.writes(notebook) + "\n"
 
@@ -256,16 +171,17 @@ exercises (rlfound {version}).
 
 You need Python 3.10 or newer. Make a virtual environment and install `rlfound` (version
 {version}, from the wheel your teacher hands out or from wherever your course publishes
-it), Matplotlib for the figures, and JupyterLab:
+it) with what `{REQUIREMENTS}` lists (Matplotlib for the figures, JupyterLab):
 
 ```bash
 python3 -m venv rlfound-env
 . rlfound-env/bin/activate
-pip install rlfound-{version}-py3-none-any.whl matplotlib jupyterlab
+pip install rlfound-{version}-py3-none-any.whl -r {REQUIREMENTS}
 ```
 
-Chapters are written in MyST Markdown: `pip install jupyterlab-myst` makes JupyterLab render
-their cross-references and boxes as the book does (optional).
+With conda instead, `conda env create -f {ENVIRONMENT}` makes the same environment (put the
+wheel in this folder first, or install it into the environment afterward). The notebooks are
+plain Jupyter notebooks: any Jupyter front end shows their text, equations and figures.
 
 ## Run a chapter
 
@@ -299,6 +215,32 @@ same way (`rlfound check exercises/{first}.ipynb`): only its code cells run.
 """
 
 
+def requirements() -> list[str]:
+    """What a student installs to run the pack's notebooks: this rlfound, Matplotlib (at the
+    version the book's figures need, read from rlfound's own metadata) and JupyterLab."""
+    version = metadata.version("rlfound")
+    declared = [
+        line.split(";")[0].strip()
+        for line in metadata.requires("rlfound") or []
+        if line.startswith("matplotlib")
+    ]
+    return [f"rlfound=={version}", *(declared[:1] or ["matplotlib"]), "jupyterlab"]
+
+
+def _environment() -> str:
+    lines = "\n".join(f"      - {requirement}" for requirement in requirements())
+    return f"""# conda env create -f {ENVIRONMENT}: the environment of {README}, through pip.
+name: rlfound
+channels:
+  - conda-forge
+dependencies:
+  - python>=3.10
+  - pip
+  - pip:
+{lines}
+"""
+
+
 def _teaching_readme() -> str:
     return f"""# Solutions: for the teaching team only
 
@@ -319,7 +261,7 @@ def pack_files(exercises: Mapping[str, Exercise], *, with_solutions: bool) -> di
         If a page cannot be converted or two exercises' files would share a name.
     """
     ordered = sorted(exercises.values(), key=lambda e: (e.chapter, e.stars, e.id))
-    chapter_pages = sorted(book_chapters().glob("*.md"))
+    chapter_pages = sorted(book_chapters().glob("[0-9][0-9]_*.md"))
     files: dict[str, bytes] = {}
 
     def add(name: str, text: str) -> None:
@@ -328,8 +270,19 @@ def pack_files(exercises: Mapping[str, Exercise], *, with_solutions: bool) -> di
         files[name] = text.encode("utf-8")
 
     add(README, _readme(chapter_pages, ordered, with_solutions))
+    add(REQUIREMENTS, "".join(f"{line}\n" for line in requirements()))
+    add(ENVIRONMENT, _environment())
+    solution_pages = sorted(BOOK_SOLUTIONS.glob("[0-9][0-9]_*.md")) if with_solutions else []
+    # Cross-references link to the notebooks of the pack: the solutions only in its
+    # teaching team's folder.
+    notebooks = {f"chapters/{page.stem}": f"{CHAPTERS}/{page.stem}.ipynb" for page in chapter_pages}
+    notebooks |= {
+        f"solutions/{page.stem}": f"{SOLUTIONS}/{page.stem}.ipynb" for page in solution_pages
+    }
     for page in chapter_pages:
-        add(f"{CHAPTERS}/{page.stem}.ipynb", notebook_of_page(page, "chapters"))
+        add(
+            f"{CHAPTERS}/{page.stem}.ipynb", notebook_of_page(page, "chapters", notebooks=notebooks)
+        )
     data = book_chapters() / "data"
     for path in sorted(data.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
@@ -340,8 +293,9 @@ def pack_files(exercises: Mapping[str, Exercise], *, with_solutions: bool) -> di
         add(f"{EXERCISES}/{name}.ipynb", public.public_starter_notebook(exercise))
     if with_solutions:
         add(f"{SOLUTIONS}/{README}", _teaching_readme())
-        for page in sorted(BOOK_SOLUTIONS.glob("*.md")):
-            add(f"{SOLUTIONS}/{page.stem}.ipynb", notebook_of_page(page, "solutions"))
+        for page in solution_pages:
+            notebook = notebook_of_page(page, "solutions", notebooks=notebooks)
+            add(f"{SOLUTIONS}/{page.stem}.ipynb", notebook)
         references = {p for p in BOOK_SOLUTIONS.glob("*.py") if p.name != "__init__.py"}
         references |= {exercise.solution_path for exercise in ordered}
         for path in sorted(references):
@@ -367,7 +321,8 @@ def write_pack(
 
     Every file is made before the first is written, so a pack that cannot be made writes
     nothing. In a folder that is not empty, ``force`` replaces the pack's own entries
-    (``README.md``, ``chapters/``, ``exercises/``, ``solutions-teaching-team-only/``; so a
+    (``README.md``, the two environment files, ``chapters/``, ``exercises/``,
+    ``solutions-teaching-team-only/``; so a
     pack written again without solutions loses those of an earlier one) and leaves any other.
 
     Raises
