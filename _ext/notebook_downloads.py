@@ -12,6 +12,11 @@ The executed notebook is the one myst-nb writes under ``jupyter_execute/``, exce
 outputs came from the jupyter-cache (``execute_notebooks: cache``, as the test-suite's second
 edition builds): myst-nb 1.x then writes the notebook without its outputs, so they are merged
 in from the cache here, as myst-nb itself does for the page.
+
+Its Markdown is then converted from MyST to plain Markdown, as the class pack's is
+(:mod:`rlfound.grading.distribution.plain`), so that it reads in any Jupyter: numbers as the
+page shows them, linked to the page on the site at ``html_baseurl`` where the book sets one,
+else to the notebook downloaded beside it.
 """
 
 from __future__ import annotations
@@ -67,9 +72,30 @@ def _write_the_notebook(app, pagename, templatename, context, doctree):
                 config.execution_cache_path,
                 location=pagename,
             )
+    _convert(app, pagename, notebook)
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, target)
+
+
+def _book(app):
+    from rlfound.grading.distribution import plain
+
+    source = Path(app.srcdir)
+    folders = {name: source / name for name in ("chapters", "solutions")}
+    roots = {"rlfound": source / "rlfound", **folders}
+    bibliography = Path(app.srcdir, app.config.bibtex_bibfiles[0])
+    return plain.load_book(folders, bibliography, roots)
+
+
+def _convert(app, pagename: str, notebook) -> None:
+    from rlfound.grading.distribution import plain
+
+    book = _book(app)
+    # The site's notebook pages; in the student edition the solutions are not among them.
+    notebooks = {name: f"{name}.ipynb" for name in book.pages if name in app.env.found_docs}
+    link = plain.linker(pagename, notebooks, app.config.html_baseurl or None)
+    plain.plain_notebook(notebook, pagename, book, link)
 
 
 def setup(app):

@@ -39,6 +39,7 @@ from bs4 import BeautifulSoup
 
 import rlfound
 from tests import _browser
+from tests import test_notebook_conversion as notebook_conversion
 from tests._book import ROOT, library_listings, notebook_documents, toc_documents
 from tests._solutions import load_module
 
@@ -386,6 +387,20 @@ def test_every_notebook_page_offers_its_executed_notebook(edition, request):
         assert_executed_copy(nbformat.read(target, as_version=4), document)
     # Pages that are not notebooks offer no notebook.
     assert ".ipynb" not in download_links(site, "intro")
+
+
+@pytest.mark.parametrize("edition", ["full", "student"])
+def test_every_downloadable_notebook_is_plain_markdown(edition, request):
+    """No MyST left in a Markdown cell; every link to a notebook names one the site offers."""
+    site, _ = request.getfixturevalue(f"{edition}_build")
+    notebook_conversion.check_downloads(site)
+
+
+def test_the_plain_notebooks_numbers_and_citations_are_the_books(built_site):
+    """tests/test_notebook_conversion.py: equation, figure, exercise and theorem numbers,
+    section titles and citation labels of the converted notebooks, against the HTML."""
+    notebook_conversion.check_numbers(built_site)
+    notebook_conversion.check_citations(built_site)
 
 
 def test_launch_buttons_open_the_chapters_from_the_repository(student_build):

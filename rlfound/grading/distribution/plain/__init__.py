@@ -26,6 +26,7 @@ __all__ = [
     "Bibliography",
     "Book",
     "BookIndex",
+    "Context",
     "Target",
     "convert_markdown",
     "linker",
