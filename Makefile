@@ -18,7 +18,7 @@ PYTEST_JOBS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_JOBS) --dist loadgroup
 
 .PHONY: help book book-student build-time pdf test test-fast test-pdf lint format clean \
-	wheel instructor-wheel wheels
+	wheel instructor-wheel wheels release notebooks
 
 help:
 	@echo "make book    build the executed HTML book into _build/html"
@@ -29,6 +29,9 @@ help:
 	@echo "make test-pdf  build the PDF and check it (skips where XeLaTeX is missing)"
 	@echo "make build-time  each notebook's execution time, slowest first"
 	@echo "make wheels  dist/: the students' rlfound wheel and the teaching team's rlfound-instructor"
+	@echo "make release VERSION=X.Y.Z  bump the version, date the changelog, build, tag"
+	@echo "               (DRY_RUN=1 prints what it would change and run)"
+	@echo "make notebooks REPOSITORY=https://github.com/OWNER/NAME  the Colab notebooks"
 	@echo "make format  apply ruff's formatter and autofixes"
 	@echo "make clean   remove _build, caches and .venv"
 
@@ -69,6 +72,12 @@ instructor-wheel: $(STAMP)
 	$(BIN)/python packaging/build_instructor_wheel.py --dist dist
 
 wheels: wheel instructor-wheel
+
+# packaging/release.py: pyproject.toml's version (the one place), CITATION.cff and the
+# changelog's "Unreleased" become VERSION and today; then make book pdf wheels, a commit and
+# the tag vVERSION.
+release: $(STAMP)
+	$(BIN)/python packaging/release.py --version "$(VERSION)" $(if $(DRY_RUN),--dry-run)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -39,6 +39,7 @@ from bs4 import BeautifulSoup
 
 import rlfound
 from tests import _browser
+from tests import test_citation as citation
 from tests import test_notebook_conversion as notebook_conversion
 from tests._book import ROOT, library_listings, notebook_documents, toc_documents
 from tests._solutions import load_module
@@ -401,6 +402,11 @@ def test_the_plain_notebooks_numbers_and_citations_are_the_books(built_site):
     section titles and citation labels of the converted notebooks, against the HTML."""
     notebook_conversion.check_numbers(built_site)
     notebook_conversion.check_citations(built_site)
+
+
+def test_every_page_shows_the_version_and_links_to_the_errata(built_site):
+    """tests/test_citation.py: pyproject.toml's version and the build date in every footer."""
+    citation.check_footer(built_site)
 
 
 def test_launch_buttons_open_the_chapters_from_the_repository(student_build):

@@ -200,7 +200,7 @@ def test_every_pack_notebook_is_plain_markdown(tmp_path):
 
 def html_numbers(site: Path, page: str) -> dict[str, str]:
     """Label to number text ("(4.1)", "Fig. 4.2", "Exercise 4.1") as a built page shows it,
-    for its labelled equations, figures, exercises and theorems."""
+    for its labeled equations, figures, exercises and theorems."""
     soup = BeautifulSoup((site / f"{page}.html").read_text("utf-8"), "html.parser")
     found = {}
     for eqno in soup.select("span.eqno"):
@@ -208,7 +208,7 @@ def html_numbers(site: Path, page: str) -> dict[str, str]:
         found[label] = eqno.get_text().replace("#", "").strip()
     for number in soup.select("span.caption-number"):
         owner = number.find_parent(id=True)["id"]
-        if not re.fullmatch(r"id\d+", owner):  # an unlabelled captioned listing
+        if not re.fullmatch(r"id\d+", owner):  # an unlabeled captioned listing
             found[owner] = " ".join(number.get_text().split())
     return found
 

@@ -7,7 +7,7 @@ finds is replaced where its source is, and everything else stays as it was writt
   blockquote with its title in bold, a theorem, definition or exercise its number and title in
   bold followed by its body, a solution "Solution to Exercise 4.1 (...)", a proof "Proof.",
   a ``listing`` or ``literalinclude`` the code it shows; its body is converted the same way;
-- a labelled display equation keeps its number as ``\\tag{4.3}``; a ``(label)=`` target goes;
+- a labeled display equation keeps its number as ``\\tag{4.3}``; a ``(label)=`` target goes;
 - a role becomes text: ``{eq}`` "(4.3)", ``{numref}`` "Fig. 4.2" or "Exercise 4.1",
   ``{prf:ref}`` "Theorem 1.1", ``{ref}`` the section's title or the link text, each linked to
   the page that holds it; ``{cite:p}`` "(Author, year)" and ``{cite:t}`` "Author (year)";

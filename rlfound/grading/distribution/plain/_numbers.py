@@ -1,6 +1,6 @@
-"""The numbers and titles the book gives its labelled things, computed from its pages.
+"""The numbers and titles the book gives its labeled things, computed from its pages.
 
-Sphinx (with ``numfig``) numbers, per page and in the order of the page, every labelled
+Sphinx (with ``numfig``) numbers, per page and in the order of the page, every labeled
 display equation, figure, exercise (sphinx-exercise) and theorem-like box (sphinx-proof,
 one counter per kind); on a numbered page the number is prefixed with the chapter's
 ("4.2"), on the appendix's unnumbered pages it is not ("2"). The chapters are the book's
