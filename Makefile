@@ -79,6 +79,13 @@ wheels: wheel instructor-wheel
 release: $(STAMP)
 	$(BIN)/python packaging/release.py --version "$(VERSION)" $(if $(DRY_RUN),--dry-run)
 
+# _ext/colab_notebooks.py: every chapter and solution page as a plain notebook in notebooks/,
+# whose first cell installs rlfound from REPOSITORY in Colab. Generated, never edited: commit
+# it to BRANCH of REPOSITORY, which _config.yml's repository entry names.
+BRANCH ?= main
+notebooks: $(STAMP)
+	$(BIN)/python _ext/colab_notebooks.py --repository "$(REPOSITORY)" --branch "$(BRANCH)"
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

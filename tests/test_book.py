@@ -62,13 +62,15 @@ EXECUTED_WHILE_READING = re.compile(r"^\S+: Executing notebook", re.MULTILINE)
 
 
 #: The two ``_config.yml`` entries the README tells a teacher to set for launch buttons, with
-#: a sample hub and repository.
+#: a sample hub, Colab and a sample repository.
 SAMPLE_HUB = "https://hub.example.edu"
+COLAB = "https://colab.research.google.com"
 SAMPLE_REPOSITORY = "https://github.com/example-university/rlfound"
 LAUNCH_SETTINGS = {
-    "launch_buttons": {"jupyterhub_url": SAMPLE_HUB},
+    "launch_buttons": {"jupyterhub_url": SAMPLE_HUB, "colab_url": COLAB},
     "repository": {"url": SAMPLE_REPOSITORY, "branch": "main"},
 }
+colab_notebooks = load_module(ROOT / "_ext" / "colab_notebooks.py", "_colab_notebooks")
 
 
 def strict_build(output: Path, *, student: bool, cache: Path, settings: dict | None = None) -> str:
@@ -418,7 +420,7 @@ def test_launch_buttons_open_the_chapters_from_the_repository(student_build):
     for document in documents:
         soup = BeautifulSoup((site / f"{document}.html").read_text("utf-8"), "html.parser")
         buttons = soup.select(".dropdown-launch-buttons .dropdown-menu a")
-        assert [" ".join(a.get_text().split()) for a in buttons] == ["JupyterHub"], document
+        assert [" ".join(a.get_text().split()) for a in buttons] == ["JupyterHub", "Colab"]
         url = urlsplit(buttons[0]["href"])
         assert f"{url.scheme}://{url.netloc}" == SAMPLE_HUB
         assert url.path == "/hub/user-redirect/git-pull"
@@ -435,6 +437,31 @@ def test_launch_buttons_open_the_chapters_from_the_repository(student_build):
     # Pages without a notebook have nothing to launch.
     soup = BeautifulSoup((site / "intro.html").read_text("utf-8"), "html.parser")
     assert not soup.select(".dropdown-launch-buttons")
+
+
+def test_colab_buttons_open_the_notebooks_make_notebooks_writes(student_build, tmp_path):
+    """Each chapter's Colab button opens, from the sample repository, the notebook that
+    ``make notebooks`` writes for it; that notebook is plain and installs rlfound first."""
+    site, _ = student_build
+    written = colab_notebooks.write_notebooks(tmp_path / "notebooks", SAMPLE_REPOSITORY, "main")
+    opened = set()
+    for document in notebook_pages(student=True):
+        soup = BeautifulSoup((site / f"{document}.html").read_text("utf-8"), "html.parser")
+        (button,) = [
+            a
+            for a in soup.select(".dropdown-launch-buttons .dropdown-menu a")
+            if a.get_text().strip() == "Colab"
+        ]
+        prefix = f"{COLAB}/github/example-university/rlfound/blob/main/"
+        assert button["href"].startswith(prefix), button["href"]
+        path = tmp_path / button["href"][len(prefix) :]
+        assert path == tmp_path / "notebooks" / f"{document}.ipynb"
+        opened.add(path)
+    assert opened == set(written)
+    first = nbformat.read(written[0], as_version=4).cells[0]
+    assert 'if "google.colab" in sys.modules:' in first.source
+    assert f'%pip install --quiet "rlfound @ git+{SAMPLE_REPOSITORY}@main"' in first.source
+    notebook_conversion.check_plain_folder(tmp_path / "notebooks")
 
 
 # -- In a real browser, offline -------------------------------------------------------------

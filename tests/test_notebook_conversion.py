@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import types
 from pathlib import Path
 
 import nbformat
@@ -22,6 +23,7 @@ from bs4 import BeautifulSoup
 from rlfound.cli import main
 from rlfound.grading.distribution import classpack, plain
 from tests._book import ROOT, toc_documents
+from tests._solutions import load_module
 
 BIB = """@book{sutton2018,
   author = {Sutton, Richard S. and Barto, Andrew G.},
@@ -170,6 +172,45 @@ def test_the_book_numbers_its_chapters_in_the_order_of_their_files():
     assert numbered == sorted(f"chapters/{p.stem}" for p in ROOT.glob("chapters/[0-9][0-9]_*.md"))
 
 
+def test_the_colab_button_opens_the_generated_notebook_and_only_on_chapters():
+    colab = load_module(ROOT / "_ext" / "colab_notebooks.py", "_colab_notebooks")
+    options = {"repository_branch": "notebooks", "path_to_docs": "book/"}
+    app = types.SimpleNamespace(config=types.SimpleNamespace(html_theme_options=options))
+
+    def buttons(page: str) -> list[dict]:
+        source = f"https://colab.research.google.com/github/o/r/blob/notebooks/book/{page}.md"
+        context = {
+            "header_buttons": [
+                {"label": "launch-buttons", "buttons": [{"text": "Colab", "url": source}]}
+            ]
+        }
+        colab._point_colab_at_the_notebook(app, page, "page.html", context, None)
+        return context["header_buttons"][0]["buttons"]
+
+    assert buttons("chapters/04_x") == [
+        {
+            "text": "Colab",
+            "url": "https://colab.research.google.com/github/o/r/blob/notebooks/book/notebooks/"
+            "chapters/04_x.ipynb",
+        }
+    ]
+    assert buttons("solutions/04_x") == []
+
+
+@pytest.mark.parametrize(
+    "repository", ["https://gitlab.com/o/r", "https://github.com/o", "github.com/o/r"]
+)
+def test_make_notebooks_needs_a_github_repository(repository, capsys):
+    colab = load_module(ROOT / "_ext" / "colab_notebooks.py", "_colab_notebooks")
+    with pytest.raises(SystemExit) as stopped:
+        colab.main(["--repository", repository, "--out", "/nonexistent"])
+    assert stopped.value.code == 2
+    assert (
+        "argument --repository: repository must be https://github.com/OWNER/NAME "
+        f"(Colab opens GitHub), got {repository!r}" in capsys.readouterr().err
+    )
+
+
 def markdown_of(notebook: nbformat.NotebookNode) -> list[str]:
     return [cell.source for cell in notebook.cells if cell.cell_type == "markdown"]
 
@@ -264,10 +305,14 @@ def check_citations(built_site: Path) -> None:
             assert label in ours, (page, label)
 
 
-def check_downloads(site: Path) -> None:
-    """Every downloadable notebook of a built site is plain Markdown."""
-    sources = site / "_sources"
-    notebooks = sorted(sources.rglob("*.ipynb"))
+def check_plain_folder(folder: Path) -> None:
+    """Every notebook under ``folder`` is plain Markdown, linking only to notebooks there."""
+    notebooks = sorted(folder.rglob("*.ipynb"))
     assert any(posixpath.basename(str(p)).startswith("04_") for p in notebooks)
     for path in notebooks:
-        assert_plain(path, nbformat.read(path, as_version=4), sources)
+        assert_plain(path, nbformat.read(path, as_version=4), folder)
+
+
+def check_downloads(site: Path) -> None:
+    """Every downloadable notebook of a built site is plain Markdown."""
+    check_plain_folder(site / "_sources")
