@@ -508,6 +508,22 @@ def test_browser_pages_cover_every_chapter_and_solution():
     assert len([page for page in BROWSER_PAGES if page.startswith("solutions/")]) >= 14
 
 
+#: How many of the matched elements a reader sees (laid out and not hidden).
+VISIBLE_COUNT = (
+    "elements => elements.filter(e => e.getClientRects().length > 0"
+    " && getComputedStyle(e).visibility !== 'hidden').length"
+)
+
+
+def test_a_page_has_one_search_control(browser):
+    """The header's search button only: the sidebar's second field to the same dialog is gone."""
+    page, _ = browser.open(f"{SEARCH_PAGE}.html")
+    try:
+        assert page.locator("button.search-button__button").evaluate_all(VISIBLE_COUNT) == 1
+    finally:
+        page.close()
+
+
 def test_search_finds_a_term_of_chapter_4(browser):
     page, report = browser.open(f"search.html?q={SEARCH_TERM}")
     try:

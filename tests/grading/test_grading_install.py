@@ -412,7 +412,7 @@ def test_a_teacher_makes_a_class_pack_from_an_installed_wheel(installed, wheel, 
 
     # The README's commands: install this very wheel, then self-check a starter.
     readme = (pack / "README.md").read_text()
-    assert f"pip install {wheel.name} matplotlib jupyterlab" in readme
+    assert f"pip install {wheel.name} -r requirements.txt" in readme
     checked = run(
         rlfound, "check", "exercises/gae_recursion.py", "--mode", "default", cwd=pack, check=False
     )
