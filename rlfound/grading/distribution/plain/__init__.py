@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from rlfound.grading.distribution.plain import _parse
 from rlfound.grading.distribution.plain._citations import Bibliography
 from rlfound.grading.distribution.plain._convert import Context, convert_markdown
 from rlfound.grading.distribution.plain._includes import python_object_lines, resolve
 from rlfound.grading.distribution.plain._numbers import BookIndex, Target, book_index
+from rlfound.grading.distribution.plain._parse import directive, roles, walk
 
 __all__ = [
     "Bibliography",
@@ -140,13 +140,13 @@ def myst_left(text: str) -> list[str]:
     ['role {eq}', 'directive {note}']
     """
     found = []
-    for token in _parse.walk(text):
+    for token in walk(text):
         if token.type == "inline":
-            found += [f"role {{{role.meta['name']}}}" for role in _parse.roles(token)]
+            found += [f"role {{{role.meta['name']}}}" for role in roles(token)]
         elif token.type == "myst_target":
             found.append(f"target ({token.content})=")
         elif token.type == "math_block_label":
             found.append(f"equation label ({token.info})")
-        elif _parse.directive(token) is not None:
-            found.append(f"directive {{{_parse.directive(token).name}}}")
+        elif directive(token) is not None:
+            found.append(f"directive {{{directive(token).name}}}")
     return found

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+__all__ = ["Bibliography"]
+
 
 def _text(latex: str) -> str:
     """A BibTeX field without its LaTeX markup ("{\\\"u}" is "ü", braces go)."""

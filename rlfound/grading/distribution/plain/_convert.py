@@ -22,9 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rlfound.grading.distribution.plain import _includes, _parse
 from rlfound.grading.distribution.plain._citations import Bibliography
+from rlfound.grading.distribution.plain._includes import included, listed
 from rlfound.grading.distribution.plain._numbers import KIND_NAMES, BookIndex, Target
+from rlfound.grading.distribution.plain._parse import Directive, directive, roles, tokens
+
+__all__ = ["ADMONITIONS", "CROSS_REFERENCES", "THEOREMS", "Context", "convert_markdown"]
 
 ADMONITIONS = {
     "admonition", "attention", "caution", "danger", "error", "hint", "important", "note",
@@ -110,7 +113,7 @@ def _parse_doc(page: str, label: str) -> str:
 def _inline(lines: list, token, context: Context) -> None:
     """Replace the roles of an inline token in ``lines`` (the page's lines; a line that the
     replacement empties becomes None)."""
-    found = _parse.roles(token)
+    found = roles(token)
     if not found:
         return
     content = token.content
@@ -136,14 +139,14 @@ def _prefixed(prefix: str, text: str) -> list[str]:
     return [(prefix + line).rstrip() if line else prefix.rstrip() for line in text.split("\n")]
 
 
-def _directive(found: _parse.Directive, context: Context) -> str:
+def _directive(found: Directive, context: Context) -> str:
     """The plain Markdown of one directive."""
     name = found.name
     if name == "listing":
-        return _includes.listed(found.argument, found.options)
+        return listed(found.argument, found.options)
     if name == "literalinclude":
         path = context.include(found.argument)
-        return _includes.included(path, found.argument, found.options)
+        return included(path, found.argument, found.options)
     if name in ("code-block", "code", "sourcecode"):
         return f"```{found.argument}\n{found.body}\n```"
     body = convert_markdown(found.body, context)
@@ -181,7 +184,7 @@ def convert_markdown(text: str, context: Context) -> str:
     """
     lines: list = text.split("\n")
     blocks: list[tuple[int, int, str | None]] = []
-    for token in _parse.tokens(text):
+    for token in tokens(text):
         if token.type == "inline":
             _inline(lines, token, context)
             continue
@@ -197,7 +200,7 @@ def convert_markdown(text: str, context: Context) -> str:
             math = f"$$\n{token.content.strip()}{number}\n$$"
             blocks.append((start, end, "\n".join(_prefixed(indent, math))))
         else:
-            found = _parse.directive(token)
+            found = directive(token)
             if found is not None:
                 blocks.append(
                     (start, end, "\n".join(_prefixed(indent, _directive(found, context))))

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from rlfound._listing import find_definition, read_listing
 
+__all__ = ["included", "listed", "python_object_lines", "resolve"]
+
 _INCLUDE_OPTIONS = {"language", "pyobject", "start-after", "end-before", "dedent", "caption"}
 # Line numbers and highlighting are the web page's; a notebook's code block has neither.
 _LISTING_OPTIONS = {"caption", "linenos", "lineno-start", "emphasize-lines"}

@@ -15,7 +15,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlfound.grading.distribution.plain import _parse
+from rlfound.grading.distribution.plain._parse import directive as directive_of
+from rlfound.grading.distribution.plain._parse import walk
+
+__all__ = ["KIND_NAMES", "BookIndex", "Target", "book_index", "page_targets"]
 
 #: How the book writes the number of each kind (Sphinx's and the extensions' defaults).
 KIND_NAMES = {
@@ -75,7 +78,7 @@ def page_targets(page: str, text: str, chapter: int | None) -> tuple[str, list[T
             continue
         if cell.cell_type != "markdown":
             continue
-        blocks = list(_parse.walk(cell.source))
+        blocks = list(walk(cell.source))
         for at, token in enumerate(blocks):
             if token.type == "heading_open" and not title:
                 title = _heading_text(blocks, at)
@@ -87,7 +90,7 @@ def page_targets(page: str, text: str, chapter: int | None) -> tuple[str, list[T
                 found.append(Target(page, token.content, kind, "", text_of))
             elif token.type == "math_block_label":
                 found.append(Target(page, f"equation-{token.info}", "equation", number("eq")))
-            directive = _parse.directive(token)
+            directive = directive_of(token)
             if directive is None:
                 continue
             kind = directive.name.removeprefix("prf:")

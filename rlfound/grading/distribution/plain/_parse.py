@@ -26,6 +26,8 @@ from mdit_py_plugins.myst_role import myst_role_plugin
 # The rule function itself, to wrap it (the package exports only the plugin).
 from mdit_py_plugins.myst_role.index import myst_role
 
+__all__ = ["Directive", "directive", "parser", "roles", "tokens", "walk"]
+
 
 def _positioned_role(state, silent: bool) -> bool:
     """mdit-py-plugins' role rule, recording where in the inline source the role was."""
