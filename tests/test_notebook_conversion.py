@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shutil
 import types
 from pathlib import Path
 
@@ -224,10 +225,16 @@ def assert_plain(path: Path, notebook: nbformat.NotebookNode, folder: Path) -> N
             assert (path.parent / url).is_file(), (path.name, url)
 
 
-@pytest.mark.slow
-def test_every_pack_notebook_is_plain_markdown(tmp_path):
-    folder = tmp_path / "pack"
+@pytest.fixture(scope="module")
+def teaching_pack(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("pack") / "pack"
     assert main(["classpack", "--out", str(folder), "--with-solutions"]) == 0
+    return folder
+
+
+@pytest.mark.slow
+def test_every_pack_notebook_is_plain_markdown(teaching_pack):
+    folder = teaching_pack
     notebooks = sorted(folder.rglob("*.ipynb"))
     assert len(notebooks) > len(list(ROOT.glob("chapters/[0-9][0-9]_*.md")))
     for path in notebooks:
@@ -237,6 +244,45 @@ def test_every_pack_notebook_is_plain_markdown(tmp_path):
     assert "\\tag{4.1}" in text and "**Exercise 4.1** (★ An optimistic critic)" in text
     assert "[Solution](../solutions-teaching-team-only/04_critics_gae_timeouts.ipynb)" in text
     assert markdown_of(chapter)[-1].startswith("## References\n\n- ")
+
+
+#: What a MyST construct leaves in rendered text: a role, a fence, an option line, a target.
+MYST_TEXT = re.compile(r"\{[a-z:-]+\}`|```|^:[a-z-]+:|^\([a-z0-9-]+\)=$", re.MULTILINE)
+SCREENSHOTS = ROOT / "_build" / "screenshots" / "pack"
+
+
+@pytest.mark.slow
+def test_pack_chapters_read_cleanly_in_a_plain_nbconvert_rendering(teaching_pack, tmp_path):
+    """Rendered by nbconvert (no MyST extension), every Markdown cell of every chapter shows
+    text: no role, fence, option or target; the boxes are blockquotes with bold titles. With a
+    browser, the first screen of each rendering is kept in _build/screenshots/pack/."""
+    from nbconvert import HTMLExporter
+
+    from tests import _browser
+
+    rendered = tmp_path / "html"
+    rendered.mkdir()
+    for path in sorted((teaching_pack / "chapters").glob("*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        html, _ = HTMLExporter().from_notebook_node(notebook)
+        cells = BeautifulSoup(html, "html.parser").select(".jp-MarkdownCell")
+        assert len(cells) == len(markdown_of(notebook)), path.name
+        for cell in cells:
+            text = cell.get_text("\n")
+            assert not MYST_TEXT.search(text), (path.name, MYST_TEXT.search(text)[0], text[:300])
+        titles = [b.get_text() for c in cells for b in c.select("blockquote strong")]
+        assert "Learning objectives" in titles, path.name
+        (rendered / f"{path.stem}.html").write_text(html, encoding="utf-8")
+    if _browser.unavailable():
+        return
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+    SCREENSHOTS.mkdir(parents=True)
+    with _browser.open_site(rendered, SCREENSHOTS) as session:
+        for page in sorted(rendered.glob("*.html")):
+            tab, _ = session.open(page.name)
+            tab.screenshot(path=str(SCREENSHOTS / f"{page.stem}.png"))
+            tab.close()
+    assert len(list(SCREENSHOTS.glob("*.png"))) == len(list(rendered.glob("*.html")))
 
 
 def html_numbers(site: Path, page: str) -> dict[str, str]:
