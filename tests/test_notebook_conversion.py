@@ -70,7 +70,8 @@ SECOND = """# Two
 ## Second section
 
 By {eq}`eq-one` and {eq}`eq-four`, {prf:ref}`thm-big` and {numref}`ex-two` of
-{ref}`ch-one`, as {cite:t}`schulman2016` say; see {ref}`the second <sec-two>`.
+{ref}`ch-one`, as {cite:t}`schulman2016` say; see {ref}`the second <sec-two>`,
+{doc}`01_one` and {numref}`Exercise {number}: {name} <ex-two>`.
 
 ```{exercise} ★ Try
 :label: ex-two
@@ -111,7 +112,8 @@ def test_a_small_book_converts_exactly(small_book):
     assert convert(small_book, "chapters/02_two", SECOND) == (
         "# Two\n\n## Second section\n\n"
         "By [(1.1)](01_one.ipynb) and (2.1), [Theorem 1.1](01_one.ipynb) and Exercise 2.1 of\n"
-        "[One](01_one.ipynb), as Schulman et al. (2016) say; see the second.\n\n"
+        "[One](01_one.ipynb), as Schulman et al. (2016) say; see the second,\n"
+        "[One](01_one.ipynb) and Exercise 2.1: ★ Try.\n\n"
         "**Exercise 2.1** (★ Try)\n\nShow (2.1):\n\n$$\nz = 4\n\\tag{2.1}\n$$\n"
     )
 

@@ -18,6 +18,7 @@ A directive or role the converter does not know is an error, never left in the t
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,15 +97,15 @@ def _role(name: str, content: str, context: Context) -> str:
         if not shown:
             raise ValueError(f"{context.page}: {{ref}} to {label!r} needs link text")
     elif text is not None:
+        # Sphinx's numref text: "%s" or "{number}" is the number, "{name}" the title.
         shown = text.replace("%s", target.number).replace("{number}", target.number)
+        shown = shown.replace("{name}", target.title)
     else:
         shown = target.numbered
     return _linked(shown, context.link(target.page, target))
 
 
 def _parse_doc(page: str, label: str) -> str:
-    import posixpath
-
     if label.startswith("/"):
         return label.lstrip("/")
     return posixpath.normpath(posixpath.join(posixpath.dirname(page), label))
