@@ -275,12 +275,14 @@ def test_the_student_readme_commands(student_pack):
     version = __import__("importlib.metadata").metadata.version("rlfound")
     assert f"pip install rlfound-{version}-py3-none-any.whl -r requirements.txt" in commands
     # What that installs, and the conda file installs the same through pip.
-    requirements = (student_pack / "requirements.txt").read_text(encoding="utf-8").split()
+    lines = (student_pack / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert "--find-links ." in lines  # the wheel may sit in the pack's folder
+    requirements = [line for line in lines if not line.startswith(("#", "--"))]
     book_extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     (matplotlib,) = [r for r in book_extra["optional-dependencies"]["book"] if "matplotlib" in r]
     assert requirements == [f"rlfound=={version}", matplotlib, "jupyterlab"]
     environment = yaml.safe_load((student_pack / "environment.yml").read_text(encoding="utf-8"))
-    assert environment["dependencies"][-1] == {"pip": requirements}
+    assert environment["dependencies"][-1] == {"pip": ["--find-links .", *requirements]}
     assert "conda env create -f environment.yml" in readme
     # cd chapters, then open a chapter there.
     at = commands.index("cd chapters")

@@ -179,8 +179,8 @@ python3 -m venv rlfound-env
 pip install rlfound-{version}-py3-none-any.whl -r {REQUIREMENTS}
 ```
 
-With conda instead, `conda env create -f {ENVIRONMENT}` makes the same environment (put the
-wheel in this folder first, or install it into the environment afterward). The notebooks are
+With the wheel in this folder, `pip install -r {REQUIREMENTS}` alone does the same, and with
+conda, `conda env create -f {ENVIRONMENT}` makes the same environment. The notebooks are
 plain Jupyter notebooks: any Jupyter front end shows their text, equations and figures.
 
 ## Run a chapter
@@ -227,8 +227,20 @@ def requirements() -> list[str]:
     return [f"rlfound=={version}", *(declared[:1] or ["matplotlib"]), "jupyterlab"]
 
 
+#: pip looks for the rlfound wheel in the folder it runs in (the pack's) before any index.
+_FIND_LINKS = "--find-links ."
+
+
+def _requirements_file() -> str:
+    lines = "".join(f"{line}\n" for line in requirements())
+    return (
+        f"# pip install -r {REQUIREMENTS}, from this folder: the rlfound wheel your teacher\n"
+        f"# hands out may sit here, next to this file.\n{_FIND_LINKS}\n{lines}"
+    )
+
+
 def _environment() -> str:
-    lines = "\n".join(f"      - {requirement}" for requirement in requirements())
+    lines = "\n".join(f"      - {line}" for line in (_FIND_LINKS, *requirements()))
     return f"""# conda env create -f {ENVIRONMENT}: the environment of {README}, through pip.
 name: rlfound
 channels:
@@ -270,7 +282,7 @@ def pack_files(exercises: Mapping[str, Exercise], *, with_solutions: bool) -> di
         files[name] = text.encode("utf-8")
 
     add(README, _readme(chapter_pages, ordered, with_solutions))
-    add(REQUIREMENTS, "".join(f"{line}\n" for line in requirements()))
+    add(REQUIREMENTS, _requirements_file())
     add(ENVIRONMENT, _environment())
     solution_pages = sorted(BOOK_SOLUTIONS.glob("[0-9][0-9]_*.md")) if with_solutions else []
     # Cross-references link to the notebooks of the pack: the solutions only in its
