@@ -304,6 +304,42 @@ def test_truncation_biases_downward_only_for_non_negative_rewards():
     assert "biases the estimate downward wherever" not in TEXT_OF_CHAPTER
 
 
+def test_a_small_policy_lag_keeps_the_sequence_ratio_usable():
+    # Coverage (source text, section 9): a small policy lag is a remedy, through chi^2.
+    for chi2 in (1e-4, 1e-3, 0.01, 0.05):
+        for length in (10, 100, 1000):
+            variance = (1 + chi2) ** length - 1  # eq-sequence-ratio-variance
+            assert length * chi2 <= variance <= math.expm1(length * chi2)
+            if length * chi2 <= 0.1:
+                assert variance == pytest.approx(length * chi2, rel=0.06)
+    assert "A small *policy lag*, a sampler only a step or two" in TEXT_OF_CHAPTER
+    assert "({eq}`eq-diag-policy-lag`)" in TEXT_OF_CHAPTER
+
+
+def test_stored_old_logprobs_need_the_sampling_mask_and_the_vocabulary():
+    # With the sampler's mask (or its smaller vocabulary), the trainer's unmasked recomputation
+    # gives ratio pi / pi_c = the allowed mass at theta = theta_old, not 1.
+    logits = np.array([1.0, 0.2, -0.5, 2.0])
+    allowed = np.array([True, True, False, False])  # e.g. a schema, or ids the engine never emits
+    full = np.exp(logits) / np.exp(logits).sum()
+    masked = np.where(allowed, np.exp(logits), 0.0) / np.exp(logits[allowed]).sum()
+    for token in np.flatnonzero(allowed):
+        assert full[token] / masked[token] == pytest.approx(full[allowed].sum())
+    assert full[allowed].sum() < 0.5
+    for phrase in ("weights, *sampling mask* and *vocabulary* that generation used",
+                   "each ratio is the probability mass the mask allowed",
+                   "<sec-constrained>`)", "<sec-temperature>`)"):  # fmt: skip
+        assert phrase in TEXT_OF_CHAPTER
+
+
+def test_the_logging_advice_names_entropy_and_gradient_norms():
+    # Coverage (source text, section 10): log entropy and gradient norms too.
+    start = TEXT_OF_CHAPTER.index("Three lessons follow.")
+    lessons = TEXT_OF_CHAPTER[start : TEXT_OF_CHAPTER.index("(sec-value-entropy)=", start)]
+    assert "the entropy of the policy" in lessons
+    assert "the gradient norm before and after clipping" in lessons
+
+
 def test_clip_higher_rare_token_sentence():
     assert (1 + 0.2) * 0.01 == pytest.approx(0.012)
     assert (1 + 0.2) * 0.9 > 1.0  # "limited only by 1"
