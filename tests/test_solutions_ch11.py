@@ -337,8 +337,8 @@ def test_the_severity_thresholds():
         assert incident_probability(severity, 1.99) < 1e-9 < incident_probability(severity, 2.01)
     text = " ".join((SOLUTIONS / "11_constrained_rl.md").read_text(encoding="utf-8").split())
     assert "for larger $K$ reading the logs is" not in text
-    assert "for $30.3 < K < 33$ it hot-patches" in text
-    assert "$K > 33$ does it read the logs" in text
+    assert "for $30.3 < \\kappa < 33$ it hot-patches" in text
+    assert "$\\kappa > 33$ does it read the logs" in text
 
 
 def test_the_bilinear_game():
