@@ -16,7 +16,7 @@ from rlfound import advantages, contract, groups, invariants, ppo, reduction, re
 from rlfound.invariants import InvariantViolation
 
 # The case generators are private; these tests look at the cases themselves.
-from rlfound.invariants import _batches as cases
+from rlfound.invariants import _cases as cases
 from tests.oracles import random_segment_episodes, target_logprobs_by_hand
 
 # --- correct and broken functions under test -----------------------------------------------
