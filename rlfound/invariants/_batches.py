@@ -361,6 +361,38 @@ def check_unit_ratios(
 # --- 9: old log-probabilities are immutable -----------------------------------------------------
 
 
+def _run_step(case: _Case, step_fn: Callable[[dict], Any], batch: dict, label: str) -> Any:
+    """One call of a training step, with its errors reported as failures of invariant 9."""
+    try:
+        return step_fn(batch)
+    except ValueError as error:
+        if "read-only" in str(error):
+            raise case.fail(
+                f"step_fn wrote into old_logprobs or policy_version in place on {label} "
+                f"({error}); the sampler's record is read-only"
+            ) from None
+        raise case.fail(f"step_fn raised ValueError on {label}: {error}") from error
+    except Exception as error:
+        raise case.fail(f"step_fn raised {type(error).__name__} on {label}: {error}") from error
+
+
+def _step_output(case: _Case, output: Any, label: str) -> np.ndarray:
+    """The value a step returned (its loss, ratios or gradient) as a float array."""
+    if output is None:
+        raise case.fail(
+            f"step_fn returned None on {label}; it must return what it computed from the "
+            "ratios (its loss, the ratios or a gradient) so the check can see that they use "
+            "old_logprobs"
+        )
+    try:
+        return np.asarray(output, dtype=float)
+    except (TypeError, ValueError):
+        raise case.fail(
+            f"step_fn returned {type(output).__name__} on {label}; expected a number or an "
+            "array (its loss, the ratios or a gradient)"
+        ) from None
+
+
 @finite_output()
 def check_old_logprobs_immutable(
     step_fn: Callable[[dict], Any],
@@ -369,19 +401,27 @@ def check_old_logprobs_immutable(
     num_cases: int = 20,
     num_steps: int = 3,
 ) -> InvariantCheck:
-    """Invariant 9: old log-probabilities are immutable and tagged with their policy version.
+    """Invariant 9: the ratios of a step use the sampler's stored, unchanged log-probabilities.
 
     ``old_logprobs`` are a record of the sampler, the denominator of every ratio of every
-    epoch; a training step reads them and never replaces them (a step that refreshes them
-    with the current policy makes every ratio 1 and switches the clip off). The check builds
-    contract batches (every trained token tagged with its version), makes ``old_logprobs``
-    and ``policy_version`` read-only, calls ``step_fn(batch)`` ``num_steps`` times on the
-    same dict, as the epochs of PPO do, and requires both fields to remain the same arrays
-    with the same values, and the batch to satisfy the contract.
+    epoch. The usual form of the refresh bug never touches the field: the step computes its
+    ratios against a detached copy of the *current* log-probabilities, so every ratio is 1
+    and the clip is off. The check therefore looks at what the step computes, not only at
+    the field. It builds contract batches (every trained token tagged with its version) and
+    adds ``batch["logprobs"]``, the learner's current log-probabilities of the targets (the
+    sampler's values moved by up to 0.05, as after an update; ``0`` where no token is
+    trained), and advantages of ±1 on the trained tokens. It makes ``old_logprobs`` and
+    ``policy_version`` read-only and calls ``step_fn(batch)`` ``num_steps`` times on the same
+    dict, as the epochs of PPO do; after every call both fields must hold the sampled values
+    (replacing an entry by an identical copy is allowed) and the batch must satisfy the
+    contract. Then it calls ``step_fn`` once on a twin batch whose ``old_logprobs`` are
+    lower by 0.02 to 0.08 on the trained tokens, everything else equal: the step's return
+    value must change. Both twins' ratios stay inside a clip range of 0.2.
 
-    What it proves: the training step treats the sampler's record as immutable input. What
-    it catches: writing new log-probabilities into ``old_logprobs`` (in place or by
-    replacing the entry), re-tagging versions, dropping the tags.
+    What it proves: the training step reads the sampler's record, unchanged, and what it
+    returns depends on it. What it catches: ratios against the current log-probabilities
+    (a detached copy, every ratio 1), writing new values into ``old_logprobs`` (in place or
+    by replacing the entry), re-tagging versions, dropping the tags.
 
     Book: chapter 5 (sec-retokenization); chapter 13.
 
@@ -389,10 +429,12 @@ def check_old_logprobs_immutable(
     ----------
     step_fn : callable
         ``step_fn(batch)``: one training step on a contract batch (a dict of arrays, see
-        :mod:`rlfound.contract`); its return value is ignored. It may add or replace other
-        entries of the dict.
+        :mod:`rlfound.contract`) that may read ``batch["logprobs"]`` as the current
+        log-probabilities. It returns what it computed from the ratios: its loss, the ratios
+        or a gradient (a number or an array). It may add or replace other entries of the dict.
     batch : mapping or None, optional
-        A contract batch used as one more case (a copy is passed).
+        A contract batch used as one more case (a copy is passed, with ``logprobs`` added and
+        its own advantages kept).
     rng, num_cases
         As for :func:`check_constant_reward`.
     num_steps : int, optional
@@ -407,8 +449,9 @@ def check_old_logprobs_immutable(
     Raises
     ------
     InvariantViolation
-        If ``step_fn`` writes into or replaces ``old_logprobs`` or ``policy_version``, or
-        leaves a batch that breaks the contract.
+        If what ``step_fn`` returns does not depend on ``old_logprobs``, if it returns
+        nothing, if it writes into ``old_logprobs`` or ``policy_version`` or replaces them
+        with other values, or if it leaves a batch that breaks the contract.
     ValueError
         If ``step_fn`` is not callable, ``batch`` breaks the contract, or ``rng``,
         ``num_cases`` or ``num_steps`` is invalid.
@@ -416,12 +459,20 @@ def check_old_logprobs_immutable(
     Examples
     --------
     >>> from rlfound import ppo
+    >>> from rlfound.invariants import InvariantViolation
     >>> def step(batch):
-    ...     return ppo.clipped_policy_loss(batch["old_logprobs"] - 0.01, batch["old_logprobs"],
-    ...                                    np.ones_like(batch["old_logprobs"]),
-    ...                                    batch["action_mask"])
+    ...     return ppo.clipped_policy_loss(batch["logprobs"], batch["old_logprobs"],
+    ...                                    batch["advantages"], batch["action_mask"])
     >>> check_old_logprobs_immutable(step, rng=0, num_cases=3).max_error
     0.0
+    >>> def refreshing(batch):  # ratios against a detached copy of the current values
+    ...     return ppo.clipped_policy_loss(batch["logprobs"], batch["logprobs"].copy(),
+    ...                                    batch["advantages"], batch["action_mask"])
+    >>> try:
+    ...     check_old_logprobs_immutable(refreshing, rng=0, num_cases=3)
+    ... except InvariantViolation as error:
+    ...     print(str(error).split("): ", 1)[1][:57])
+    what step_fn returns does not change when old_logprobs do
     """
     step_fn = check_callable(step_fn, "step_fn")
     given = _given_batch(batch)
@@ -435,44 +486,52 @@ def check_old_logprobs_immutable(
         episodes = _episodes(rng)
         while not any(s["kind"] == "policy" for e in episodes for s in e["segments"]):
             episodes = _episodes(rng)
-        cases.append(
-            contract.build_batch(episodes, padding_side=str(rng.choice(["left", "right"])))
-        )
+        built = contract.build_batch(episodes, padding_side=str(rng.choice(["left", "right"])))
+        signs = rng.choice([-1.0, 1.0], size=built["action_mask"].shape)
+        built["advantages"] = np.where(built["action_mask"], signs, 0.0)
+        cases.append(built)
     if given is not None:
         cases.append({key: np.array(value, copy=True) for key, value in given.items()})
     errors, sizes = [], []
     for index, current in enumerate(cases):
         case = _Case(9, index, num_cases, f"B = {len(current['input_ids'])}, {num_steps} steps")
+        trained = np.asarray(current["action_mask"], dtype=bool)
+        old = np.asarray(current["old_logprobs"], dtype=float)
+        moved = rng.uniform(-0.05, 0.05, size=old.shape)
+        current["logprobs"] = np.where(trained, np.minimum(old + moved, 0.0), 0.0)
+        twin = {key: np.array(value, copy=True) for key, value in current.items()}
+        twin["old_logprobs"] = np.where(trained, old - rng.uniform(0.02, 0.08, old.shape), old)
         kept = {}
         for name in ("old_logprobs", "policy_version"):
-            current[name].flags.writeable = False
-            kept[name] = (current[name], current[name].copy())
+            for version in (current, twin):
+                version[name].flags.writeable = False
+            kept[name] = current[name].copy()
         for step in range(num_steps):
-            try:
-                step_fn(current)
-            except ValueError as error:
-                if "read-only" in str(error):
+            output = _run_step(case, step_fn, current, f"step {step + 1}")
+            if step == 0:
+                first = _step_output(case, output, "step 1")
+            for name, values in kept.items():
+                now = current.get(name)
+                same = isinstance(now, np.ndarray) and now.dtype == values.dtype
+                if not (same and np.array_equal(now, values)):
                     raise case.fail(
-                        f"step_fn wrote into old_logprobs or policy_version in place on step "
-                        f"{step + 1} ({error}); the sampler's record is read-only"
-                    ) from None
-                raise case.fail(f"step_fn raised ValueError: {error}") from error
-            except Exception as error:
-                raise case.fail(f"step_fn raised {type(error).__name__}: {error}") from error
-            for name, (array, values) in kept.items():
-                if current.get(name) is not array:
-                    raise case.fail(
-                        f"after step {step + 1} batch[{name!r}] is a different array: step_fn "
+                        f"after step {step + 1} batch[{name!r}] holds other values: step_fn "
                         f"replaced the sampler's record; {name} must be left as sampled"
                     )
-                if not np.array_equal(array, values):
-                    raise case.fail(f"after step {step + 1} batch[{name!r}] holds other values")
             try:
                 contract.validate(current)
             except ValueError as error:
                 raise case.fail(
                     f"after step {step + 1} the batch breaks the contract: {error}"
                 ) from None
+        other = _step_output(case, _run_step(case, step_fn, twin, "the twin"), "the twin")
+        if other.shape == first.shape and np.allclose(other, first, rtol=1e-12, atol=0.0):
+            raise case.fail(
+                "what step_fn returns does not change when old_logprobs do (the twin batch "
+                "lowers them by 0.02 to 0.08 on every trained token): its ratios do not use "
+                "the sampler's record, for example they are computed against a detached copy "
+                "of the current log-probabilities, so every ratio is 1 and the clip is off"
+            )
         errors.append(0.0)
-        sizes.append(int(np.asarray(current["action_mask"]).sum()))
+        sizes.append(int(trained.sum()))
     return _result(errors, sizes)

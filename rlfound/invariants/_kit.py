@@ -26,7 +26,8 @@ INVARIANTS = (
     "padding or repacking leaves the globally normalized loss unchanged",
     "a terminal state never bootstraps and a truncation follows the configured rule",
     "the distributed reduction equals the loss of the concatenated batch",
-    "old log-probabilities are immutable and tagged with their policy version",
+    "a step's ratios use the stored old log-probabilities, unchanged and tagged with their "
+    "policy version",
     "the batch reconstructs the episode's events in order",
 )
 
