@@ -28,7 +28,9 @@ returns_fn                  (rewards, values, next_values, terminated, truncated
 sharded_loss_fn             (shards) -> float: a list of dicts with the four arrays of   8
                             loss_fn, one per worker; the combined loss the optimizer
                             sees
-step_fn                     (batch) -> anything: one training step on a contract batch   9
+step_fn                     (batch) -> its loss (or ratios, or a gradient): one          9
+                            training step on a contract batch with the current
+                            ``logprobs`` added
 ==========================  ===========================================================  =====
 
 The invariants, in the order of :data:`INVARIANTS`:
