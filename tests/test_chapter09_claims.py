@@ -202,6 +202,15 @@ def test_dropping_earlier_rewards_can_add_variance():
         mean_x = sum(w * v for w, v in x)
         cov = sum(wx * np.dot(vx - mean_x, vd) for (wx, vx), (_, vd) in zip(x, d, strict=True))
         assert (var_d + 2 * cov > 0) == (kept < total_variance(cost))
+    # Earlier rewards independent of what follows: noise around zero, or a mean with the sign of
+    # b* (> 0 here), and dropping them helps.
+    for values in ([-0.4, 0.4], [0.1, 0.5], [0.0, 2.0]):
+        noisy = [
+            (w * 0.5, g + extra, a) for w, a, g in outcomes for extra in values
+        ]  # (probability, total return, action)
+        terms = [(w, g * score[a]) for w, g, a in noisy]
+        mean = sum(w * x for w, x in terms)
+        assert sum(w * np.sum((x - mean) ** 2) for w, x in terms) > kept
     assert "and only noise goes away ({ref}`ch-reinforce`" not in TEXT_OF_CHAPTER
     assert "Var}(D) + 2 \\operatorname{Cov}(X, D) > 0$" in TEXT_OF_CHAPTER
     assert "(0.2581 against 0.2398 per sample)" in TEXT_OF_CHAPTER
