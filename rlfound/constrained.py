@@ -47,10 +47,9 @@ from rlfound._validation import (
     check_tabular_logits,
     check_unit_interval,
     finite_output,
-    solve_live_values,
 )
 from rlfound.distributions import softmax
-from rlfound.mdp import evaluate_policy, policy_transition_and_reward
+from rlfound.mdp import discounted_occupancy, evaluate_policy, policy_transition_and_reward
 
 __all__ = [
     "ORDERS",
@@ -825,8 +824,7 @@ def value_and_gradient(
     transition_pi, reward_pi = policy_transition_and_reward(transition, reward, policy, terminal)
     values = evaluate_policy(transition_pi, reward_pi, gamma, terminal)  # v_π (checks gamma)
     q_values = np.einsum("sat,sat->sa", transition, np.asarray(reward) + gamma * values)
-    # d_π over the live states L: d_L^T = p_0,L^T (I - γ P_LL)^{-1}, and 0 elsewhere.
-    occupancy = solve_live_values(transition_pi, gamma, terminal, initial, transposed=True)
+    occupancy = discounted_occupancy(transition, policy, initial, gamma, terminal)  # d_π
     gradient = occupancy[:, None] * policy * (q_values - values[:, None])
     gradient[terminal] = 0.0
     return float(initial @ values), gradient
@@ -857,6 +855,66 @@ class ConstrainedSolution(NamedTuple):
     reward_value: float
     cost_value: float | np.ndarray
     multiplier: float | np.ndarray
+
+
+def _check_occupancy_lp(transition, reward, cost, initial, gamma, budget, terminal, allowed):
+    """The arguments of :func:`occupancy_lp`, checked and converted (``allowed`` filled in)."""
+    transition, terminal = check_dynamics(transition, terminal)
+    num_states, num_actions, _ = transition.shape
+    reward = as_float_array(reward, "reward", ndim=3)
+    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
+    initial = check_initial(initial, num_states)
+    gamma = check_unit_interval(gamma, "gamma")
+    budget = _as_constraint_array(budget, "budget")
+    cost = as_float_array(cost, "cost")
+    check_shape(
+        cost, "cost", budget.shape + transition.shape, "(S, A, S), or (M, S, A, S) for M budgets"
+    )
+    allowed = (
+        np.ones((num_states, num_actions), dtype=bool)
+        if allowed is None
+        else check_mask(allowed, "allowed", (num_states, num_actions))
+    )
+    stuck = ~terminal & ~allowed.any(axis=1)
+    if stuck.any():
+        raise ValueError(
+            "allowed must leave at least one action in every live state; "
+            f"got none in state {int(np.flatnonzero(stuck)[0])}"
+        )
+    return transition, reward, cost, initial, gamma, budget, terminal, allowed
+
+
+def _check_lp_status(result: optimize.OptimizeResult, budget: np.ndarray, gamma: float) -> None:
+    """Turn a linear program that did not solve into the error that names its cause."""
+    if result.status == 2:
+        raise ValueError(
+            "budget must be at least the smallest expected cost any (allowed) policy achieves: "
+            f"the constrained problem is infeasible; got {budget.tolist()}"
+        )
+    if result.status == 3:
+        raise ValueError(
+            "gamma must be < 1 unless no policy can collect reward forever without ending: the "
+            f"linear program is unbounded; got gamma = {gamma!r}"
+        )
+    if result.status != 0:  # numerical trouble: e.g. rewards near the float64 limit
+        raise ValueError(
+            "overflow in the occupancy linear program: the solver failed on these finite "
+            f"inputs ({result.message}); rescale reward and costs"
+        )
+
+
+def _policy_of_occupancy(
+    occupancy: np.ndarray, allowed: np.ndarray, terminal: np.ndarray
+) -> np.ndarray:
+    """π(a | s) = d(s, a) / Σ_a d(s, a); uniform over the allowed actions of a state the
+    occupancy never visits (and over all actions in a terminal state)."""
+    num_actions = occupancy.shape[1]
+    visits = occupancy.sum(axis=1, keepdims=True)
+    uniform = allowed / allowed.sum(axis=1, keepdims=True).clip(min=1)
+    uniform[terminal] = 1.0 / num_actions
+    with np.errstate(invalid="ignore", divide="ignore"):
+        policy = np.where(visits > 1e-12, occupancy / visits, uniform)
+    return policy
 
 
 @finite_output()
@@ -939,32 +997,13 @@ def occupancy_lp(
     >>> solution.policy[0], solution.reward_value, solution.multiplier
     (array([0.75, 0.25]), 0.25, 1.0)
     """
-    transition, terminal = check_dynamics(transition, terminal)
+    transition, reward, cost, initial, gamma, budget, terminal, allowed = _check_occupancy_lp(
+        transition, reward, cost, initial, gamma, budget, terminal, allowed
+    )
     num_states, num_actions, _ = transition.shape
-    reward = as_float_array(reward, "reward", ndim=3)
-    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
-    initial = check_initial(initial, num_states)
-    gamma = check_unit_interval(gamma, "gamma")
-    budget = _as_constraint_array(budget, "budget")
-    cost = as_float_array(cost, "cost")
-    check_shape(
-        cost, "cost", budget.shape + transition.shape, "(S, A, S), or (M, S, A, S) for M budgets"
-    )
-    allowed = (
-        np.ones((num_states, num_actions), dtype=bool)
-        if allowed is None
-        else check_mask(allowed, "allowed", (num_states, num_actions))
-    )
-    live = ~terminal
-    stuck = live & ~allowed.any(axis=1)
-    if stuck.any():
-        raise ValueError(
-            "allowed must leave at least one action in every live state; "
-            f"got none in state {int(np.flatnonzero(stuck)[0])}"
-        )
 
     # One variable d(s, a) per live state and action, in C order.
-    states = np.flatnonzero(live)
+    states = np.flatnonzero(~terminal)
     expected_reward = np.einsum("sat,sat->sa", transition, reward)[states].ravel()
     costs = cost.reshape((-1, *transition.shape))  # (M, S, A, S), M = 1 for one budget
     expected_costs = np.einsum("sat,ksat->ksa", transition, costs)[:, states].reshape(
@@ -983,29 +1022,11 @@ def occupancy_lp(
         bounds=bounds,
         method="highs",
     )
-    if result.status == 2:
-        raise ValueError(
-            "budget must be at least the smallest expected cost any (allowed) policy achieves: "
-            f"the constrained problem is infeasible; got {budget.tolist()}"
-        )
-    if result.status == 3:
-        raise ValueError(
-            "gamma must be < 1 unless no policy can collect reward forever without ending: the "
-            f"linear program is unbounded; got gamma = {gamma!r}"
-        )
-    if result.status != 0:  # numerical trouble: e.g. rewards near the float64 limit
-        raise ValueError(
-            "overflow in the occupancy linear program: the solver failed on these finite "
-            f"inputs ({result.message}); rescale reward and costs"
-        )
+    _check_lp_status(result, budget, gamma)
 
     occupancy = np.zeros((num_states, num_actions))
     occupancy[states] = np.maximum(result.x, 0.0).reshape(len(states), num_actions)
-    visits = occupancy.sum(axis=1, keepdims=True)
-    uniform = allowed / allowed.sum(axis=1, keepdims=True).clip(min=1)
-    uniform[terminal] = 1.0 / num_actions
-    with np.errstate(invalid="ignore", divide="ignore"):
-        policy = np.where(visits > 1e-12, occupancy / visits, uniform)
+    policy = _policy_of_occupancy(occupancy, allowed, terminal)  # d(s, a) / Σ_a d(s, a)
     multiplier = np.maximum(-result.ineqlin.marginals, 0.0)  # ∂(-J_R*)/∂C_max <= 0
     cost_value = expected_costs @ occupancy[states].ravel()
     return ConstrainedSolution(

@@ -354,8 +354,7 @@ def sharded_token_mean(shards):
 
 def ppo_step(batch):
     old, mask = batch["old_logprobs"], batch["action_mask"]
-    token_advantages = tokens.expand_turn_values_to_tokens(batch["rewards"], batch["turn_ids"])
-    return ppo.clipped_policy_loss(np.minimum(old + 0.05, 0.0), old, token_advantages, mask)
+    return ppo.clipped_policy_loss(batch["logprobs"], old, batch["advantages"], mask)
 
 
 LIBRARY = [
