@@ -519,7 +519,9 @@ AGG_MASK = np.array([[1, 1, 0], [1, 1, 1], [0, 0, 0]], dtype=bool)  # the last r
 
 def _verl_agg(errors, mask, mode):
     """verl's agg_loss (core_algos.py at b178a3c) with dp_size 1, by loops over the rows."""
-    rows = [[e for e, m in zip(er, mr) if m] for er, mr in zip(errors, mask)]
+    rows = [
+        [e for e, m in zip(er, mr, strict=True) if m] for er, mr in zip(errors, mask, strict=True)
+    ]
     non_empty = [row for row in rows if row]
     if mode == "token-mean":
         return sum(sum(row) for row in rows) / sum(len(row) for row in rows)
