@@ -122,9 +122,19 @@ def clipped_surrogate(
     (Schulman et al., 2017) and TRL's PPO trainer do; a larger ``clip_high`` is DAPO's
     "clip-higher" (Yu et al., 2025, who use 0.2 and 0.28), available as ``clip_ratio_low`` /
     ``clip_ratio_high`` in verl, ``epsilon`` / ``epsilon_high`` in TRL's GRPO trainer and
-    ``eps_clip_low_high`` in OpenRLHF. verl's default policy loss always applies a dual clip
-    for A < 0 (``clip_ratio_c``, default 3.0); OpenRLHF's ``PolicyLoss`` takes an optional
-    ``dual_clip``; here it is off unless given.
+    ``eps_clip_low_high`` in OpenRLHF. Here the dual clip is off unless given, and that
+    default differs from verl's: checked in volcengine/verl at commit
+    b178a3cd56f58b2d502255daba591e92833930a7, its ``vanilla`` policy loss
+    (``compute_policy_loss_vanilla`` in ``verl/trainer/ppo/core_algos.py``) always applies
+    the dual clip for A < 0 with ``clip_ratio_c`` (default 3.0, asserted > 1; there is no
+    setting that turns it off), so verl's default equals ``dual_clip=3.0`` here. It also
+    clamps log ρ to [-20, 20] before the exponential, which changes nothing for ratios
+    in [2e-9, 4.8e8]. OpenRLHF's ``PolicyLoss`` (``openrlhf/models/loss.py``,
+    OpenRLHF/OpenRLHF at commit 3c3be6234e0cb353e76bb8019947db9dfe99fca7) applies one
+    only when given ``dual_clip``. TRL's GRPO trainer's ``delta`` (``GRPOConfig``,
+    huggingface/trl at commit f2cd57710ae345ea6428ae95363267fcf38a3dc8) caps the unclipped
+    ratio at δ, min(ρ, δ) A; for A < 0 and δ > 1 + ε_high that is the dual clip with
+    c_dual = δ, and for A > 0 the upper clip already binds, so it equals ``dual_clip=delta``.
 
     Book: equations (eq-ppo-clip) and (eq-dual-clip), chapter 5.
 
