@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import re
 import subprocess
 import sys
@@ -114,8 +115,10 @@ def test_listings_show_public_library_functions(path: Path):
         module = importlib.import_module(module_name)
         assert name in module.__all__, f"{path.name}: {object_path} is not public"
         assert not name.startswith("_"), f"{path.name} shows the private helper {object_path}"
-        assert name in top_level_functions(LIBRARY / f"{module_short}.py"), (
-            f"{path.name}: {object_path} is not a function defined in {module_short}.py"
+        # The function may live in a private file of a package that re-exports it.
+        defined_in = Path(inspect.getsourcefile(inspect.unwrap(getattr(module, name))))
+        assert name in top_level_functions(defined_in), (
+            f"{path.name}: {object_path} is not a function defined in {defined_in.name}"
         )
 
 
@@ -135,7 +138,11 @@ def test_a_listing_is_the_library_code_with_a_short_docstring(object_path: str):
     """The listing's code is the function's own code; its docstring is the summary only."""
     module_name, _, name = object_path.rpartition(".")
     shown = listing.read_listing(object_path)
-    source = _function(Path(importlib.import_module(module_name).__file__).read_text(), name)
+    # The reader finds the file without importing; the import says where the function is.
+    imported = inspect.unwrap(getattr(importlib.import_module(module_name), name))
+    defined_in = Path(inspect.getsourcefile(imported))
+    assert shown.path == defined_in, object_path
+    source = _function(defined_in.read_text(encoding="utf-8"), name)
     function = _function(shown.code, name)
     # Signature, decorators and every statement after the docstring are those of the source.
     assert ast.dump(function.args) == ast.dump(source.args)
@@ -214,6 +221,85 @@ def test_a_listing_without_an_equation_keeps_the_summary_line():
 def test_a_listing_of_an_unknown_object_fails(object_path: str, message: str):
     with pytest.raises(listing.ListingError, match=message):
         listing.read_listing(object_path)
+
+
+def _write_package(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+
+
+def test_a_listing_follows_a_package_reexport_to_the_private_file(tmp_path, monkeypatch):
+    _write_package(
+        tmp_path,
+        {
+            "relisted/__init__.py": (
+                '"""A package."""\n\nfrom ._one import one\n'
+                "from ._pair import (\n    first,\n    second as later,\n)\n"
+            ),
+            "relisted/_one.py": 'import math\n\n\ndef one():\n    """One."""\n    return 1\n',
+            "relisted/_pair.py": (
+                'def first():\n    """First."""\n    return 1\n\n\n'
+                'def second():\n    """Second."""\n    return 2\n'
+            ),
+        },
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shown = listing.read_listing("relisted.one")
+    assert shown.path == tmp_path / "relisted" / "_one.py"
+    assert shown.code == 'def one():\n    """One."""\n    return 1\n'
+    assert (shown.first_line, shown.qualified_name) == (4, "relisted.one")
+    # One name of a parenthesized import, and a name re-exported under another name.
+    assert listing.read_listing("relisted.first").code.startswith("def first():")
+    later = listing.read_listing("relisted.later")
+    assert later.code.startswith("def second():") and later.qualified_name == "relisted.later"
+    assert "relisted" not in sys.modules, "the reader imported the package"
+
+
+def test_a_listing_follows_a_chain_of_two_reexports(tmp_path, monkeypatch):
+    _write_package(
+        tmp_path,
+        {
+            "chained/__init__.py": "from ._middle import deep\n",
+            "chained/_middle.py": "from .inner._deep import deep\n",
+            "chained/inner/__init__.py": "",
+            "chained/inner/_deep.py": 'def deep(x):\n    """Deep."""\n    return x\n',
+        },
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shown = listing.read_listing("chained.deep")
+    assert shown.path == tmp_path / "chained" / "inner" / "_deep.py"
+    assert shown.code == 'def deep(x):\n    """Deep."""\n    return x\n'
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        (
+            {"broken/__init__.py": "from ._a import gone\n", "broken/_a.py": "x = 1\n"},
+            "broken._a (re-exported by broken) defines no top-level function or class 'gone'",
+        ),
+        (
+            {"broken/__init__.py": "from ._a import gone\n"},
+            "broken imports from 'broken._a', which has no source file",
+        ),
+        (
+            {
+                "broken/__init__.py": "from ._a import gone\n",
+                "broken/_a.py": "from ._b import gone\n",
+                "broken/_b.py": "from ._a import gone\n",
+            },
+            "the re-exports of 'gone' go round: broken -> broken._a -> broken._b -> broken._a",
+        ),
+    ],
+    ids=["missing name", "missing file", "circle"],
+)
+def test_a_broken_reexport_fails_naming_the_chain(tmp_path, monkeypatch, files, message):
+    _write_package(tmp_path, files)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(listing.ListingError) as raised:
+        listing.read_listing("broken.gone")
+    assert str(raised.value) == message
 
 
 def test_library_docstrings_name_equations_that_exist():

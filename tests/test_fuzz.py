@@ -34,11 +34,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import rlfound
 from rlfound import invariants
+from tests._library import public_module
 from tests.tables.kinds import BATCH, EPISODES, FIGURE, GRADIENT_CHECK, REPORT
 from tests.test_conventions import EXAMPLES, assert_kind, public_functions
 
-_RLFOUND = str(Path(invariants.__file__).resolve().parent)
+_RLFOUND = str(Path(rlfound.__file__).resolve().parent)
 _TESTS = str(Path(__file__).resolve().parent)
 
 #: Examples whose function takes no argument to change (they still have an example).
@@ -184,7 +186,7 @@ def check_outcome(example, argument: str, new_value, values_only: bool, label: s
     except ValueError:
         return
     except invariants.InvariantViolation:
-        assert example.function.__module__ == invariants.__name__, where
+        assert public_module(example.function) == invariants.__name__, where
         return
     except Exception as error:
         if _raised_in_user_code(error):

@@ -14,6 +14,9 @@ import pytest
 
 from rlfound import advantages, contract, groups, invariants, ppo, reduction, returns, tokens
 from rlfound.invariants import InvariantViolation
+
+# The case generators are private; these tests look at the cases themselves.
+from rlfound.invariants import _cases as cases
 from tests.oracles import random_segment_episodes, target_logprobs_by_hand
 
 # --- correct and broken functions under test -----------------------------------------------
@@ -539,7 +542,7 @@ def test_constant_groups_include_decimals_zeros_and_large_values():
 def test_adversarial_episodes_re_tokenize_differently():
     rng = np.random.default_rng(0)
     for _ in range(20):
-        for episode in invariants._episodes(rng, adversarial=True):
+        for episode in cases._episodes(rng, adversarial=True):
             policy = [s for s in episode["segments"] if s["kind"] == "policy"]
             assert policy
             for segment in policy:
@@ -550,7 +553,7 @@ def test_generated_episodes_have_several_versions_and_every_kind():
     rng = np.random.default_rng(1)
     kinds, versions_per_episode = set(), []
     for _ in range(30):
-        for episode in invariants._episodes(rng):
+        for episode in cases._episodes(rng):
             kinds |= {s["kind"] for s in episode["segments"]}
             versions_per_episode.append(
                 len({s["version"] for s in episode["segments"] if s["kind"] == "policy"})
@@ -561,8 +564,8 @@ def test_generated_episodes_have_several_versions_and_every_kind():
 
 def test_padding_layouts_hold_the_same_tokens():
     rng = np.random.default_rng(0)
-    sequences = invariants._sequences(rng)
-    layouts = invariants._layouts(rng, sequences, tuple(invariants.PADDING_CHANGES))
+    sequences = cases._sequences(rng)
+    layouts = cases._layouts(rng, sequences, tuple(invariants.PADDING_CHANGES))
     expected = sorted(np.concatenate([s[1][s[3]] for s in sequences]).tolist())
     for name, (_, old, _, mask) in layouts.items():
         assert sorted(old[mask].tolist()) == expected, name
@@ -571,7 +574,7 @@ def test_padding_layouts_hold_the_same_tokens():
 def test_packed_streams_have_both_kinds_of_boundary():
     rng = np.random.default_rng(0)
     for _ in range(20):
-        stream = invariants._packed_streams(rng)
+        stream = cases._packed_streams(rng)
         assert not (stream["terminated"] & stream["truncated"]).any()
         if stream["rewards"].shape[1] >= 2:
             assert stream["terminated"].any() and stream["truncated"].any()

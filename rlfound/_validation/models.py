@@ -23,11 +23,8 @@ from rlfound._validation.arrays import (
     check_shape,
     check_unit_interval,
 )
-from rlfound._validation.limits import (
-    ROW_SUM_TOLERANCE,
-    SUPPORT_TOLERANCE,
-    check_finite_result,
-)
+from rlfound._validation.guard import check_finite_result
+from rlfound._validation.limits import ROW_SUM_TOLERANCE, SUPPORT_TOLERANCE
 
 __all__ = [
     "ImpossibleObservation",
