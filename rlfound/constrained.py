@@ -47,10 +47,9 @@ from rlfound._validation import (
     check_tabular_logits,
     check_unit_interval,
     finite_output,
-    solve_live_values,
 )
 from rlfound.distributions import softmax
-from rlfound.mdp import evaluate_policy, policy_transition_and_reward
+from rlfound.mdp import discounted_occupancy, evaluate_policy, policy_transition_and_reward
 
 __all__ = [
     "ORDERS",
@@ -825,8 +824,7 @@ def value_and_gradient(
     transition_pi, reward_pi = policy_transition_and_reward(transition, reward, policy, terminal)
     values = evaluate_policy(transition_pi, reward_pi, gamma, terminal)  # v_π (checks gamma)
     q_values = np.einsum("sat,sat->sa", transition, np.asarray(reward) + gamma * values)
-    # d_π over the live states L: d_L^T = p_0,L^T (I - γ P_LL)^{-1}, and 0 elsewhere.
-    occupancy = solve_live_values(transition_pi, gamma, terminal, initial, transposed=True)
+    occupancy = discounted_occupancy(transition, policy, initial, gamma, terminal)  # d_π
     gradient = occupancy[:, None] * policy * (q_values - values[:, None])
     gradient[terminal] = 0.0
     return float(initial @ values), gradient

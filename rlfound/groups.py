@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -234,6 +235,27 @@ def group_normalized_advantages(
 
     The batch's std, sqrt(4.25 / 4), is that of all four rewards.
     """
+    rewards, eps, ddof, include_self, scale = _check_normalization(
+        rewards, eps, ddof, include_self, scale
+    )
+    members = rewards.shape[-1] if include_self else rewards.shape[-1] - 1
+
+    # Over an exact power of two c, rewards near ±1e308 sum and square without overflow.
+    scaled, power = _scaled_by_power_of_two(rewards, per_group=scale != "batch")
+    centered = _deviations_from_mean(scaled, include_self)  # R_i - mean
+    if scale is None:
+        return centered * power
+    if scale == "group":
+        std = np.sqrt(_group_squares(scaled, include_self) / (members - ddof))
+    else:  # "batch": one std for every reward of the array
+        std = np.sqrt(((scaled - scaled.mean()) ** 2).sum() / (scaled.size - ddof))
+    return _divided_by_std_plus_eps(centered, std, eps, power)
+
+
+def _check_normalization(
+    rewards: ArrayLike, eps: Any, ddof: Any, include_self: Any, scale: Any
+) -> tuple[np.ndarray, float, int, bool, str | None]:
+    """The arguments of :func:`group_normalized_advantages`, checked and converted."""
     include_self = check_bool(include_self, "include_self")
     scale = _check_scale(scale)
     rewards = as_float_array(rewards, "rewards", min_ndim=1)
@@ -243,8 +265,7 @@ def group_normalized_advantages(
         check_last_axis(rewards, "rewards", 2, "members per group to leave one out")
     eps = check_nonnegative_real(eps, "eps")
     ddof = check_nonnegative_int(ddof, "ddof")
-    size = rewards.shape[-1]
-    members = size if include_self else size - 1
+    members = rewards.shape[-1] if include_self else rewards.shape[-1] - 1
     if scale == "group" and ddof >= members:
         raise ValueError(
             f"ddof must be smaller than the number of members in each statistic ({members}); "
@@ -255,26 +276,45 @@ def group_normalized_advantages(
             f"ddof must be smaller than the number of rewards in the batch ({rewards.size}); "
             f"got {ddof}"
         )
+    return rewards, eps, ddof, include_self, scale
 
-    # A group of equal rewards must give exact zeros; rounding in the mean would otherwise
-    # leave residues of order 1e-17 that a small divisor would blow up.
-    constant = np.all(rewards == rewards[..., :1], axis=-1, keepdims=True)
-    # Scale before the sums and the variance: (R - mean) / (std + eps) is unchanged when R,
-    # the mean and the std are divided by the same c > 0 and eps by c too. With c the power
-    # of two at the top of the rewards' magnitude (exact, no rounding) the rewards lie in
-    # [-2, 2], so neither their sum nor the squares of 1e308 can overflow, and the
-    # advantages of [1e308, -1e308] are ±1.
-    magnitude = np.abs(rewards).max(axis=-1 if scale != "batch" else None, keepdims=True)
+
+def _scaled_by_power_of_two(rewards: np.ndarray, per_group: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The rewards divided by c, the power of two at the top of their magnitude, and c.
+
+    (R - mean) / (std + eps) is unchanged when R, the mean and the std are divided by the
+    same c > 0 and eps by c too. Dividing by a power of two is exact, and it puts the rewards
+    in [-2, 2], so neither their sum nor the squares of 1e308 can overflow, and the
+    advantages of [1e308, -1e308] are ±1. ``per_group``: one c for each group (last axis),
+    else one for the whole array.
+    """
+    magnitude = np.abs(rewards).max(axis=-1 if per_group else None, keepdims=True)
     exponent = np.frexp(np.where(magnitude > 0.0, magnitude, 1.0))[1]
     power = np.ldexp(1.0, exponent - 1)
-    scaled = rewards / power
-    centered = np.where(constant, 0.0, scaled - _group_means(scaled, include_self))
-    if scale is None:
-        return centered * power  # overflows only if the centered reward itself does
-    if scale == "group":
-        std = np.sqrt(_group_squares(scaled, include_self) / (members - ddof))
-    else:  # "batch": one std for every reward of the array
-        std = np.sqrt(((scaled - scaled.mean()) ** 2).sum() / (scaled.size - ddof))
+    return rewards / power, power
+
+
+def _deviations_from_mean(rewards: np.ndarray, include_self: bool) -> np.ndarray:
+    """R_i minus its group's mean (the others' mean without self), exactly 0 in equal groups.
+
+    A group of equal rewards must give exact zeros; rounding in the mean would otherwise
+    leave residues of order 1e-17 that a small divisor would blow up.
+    """
+    constant = np.all(rewards == rewards[..., :1], axis=-1, keepdims=True)
+    return np.where(constant, 0.0, rewards - _group_means(rewards, include_self))
+
+
+def _divided_by_std_plus_eps(
+    centered: np.ndarray, std: np.ndarray, eps: float, power: np.ndarray
+) -> np.ndarray:
+    """centered / (std + eps / c) for rewards scaled by c = ``power``, 0 where centered is 0.
+
+    Raises
+    ------
+    ValueError
+        If eps is 0 where a std is 0 (or underflows to 0) but a reward differs from the
+        mean: its advantage would be infinite.
+    """
     with np.errstate(over="ignore"):
         # eps over a tiny power may overflow to inf: the advantage is then 0, as it should be
         # when eps dwarfs the spread of the rewards.

@@ -115,16 +115,6 @@ def _check_ratio_finite(log_ratio: np.ndarray, name: str, what: str) -> None:
         )
 
 
-def _estimate(estimator: str, log_ratio: np.ndarray) -> np.ndarray:
-    """k(x) from the log-ratio k1(x) = log π(x) - log π_ref(x) of each sampled token."""
-    if estimator == "k1":
-        return log_ratio
-    if estimator == "k2":
-        return 0.5 * log_ratio**2
-    # k3 = r - 1 - log r with r = π_ref / π = exp(-d).
-    return _exp_minus_one_minus(-log_ratio)
-
-
 def _estimate_derivative(estimator: str, log_ratio: np.ndarray) -> np.ndarray:
     """dk / d log π(x): 1 for k1, k1(x) for k2, 1 - π_ref / π for k3."""
     if estimator == "k1":
@@ -132,17 +122,6 @@ def _estimate_derivative(estimator: str, log_ratio: np.ndarray) -> np.ndarray:
     if estimator == "k2":
         return log_ratio
     return -np.expm1(-log_ratio)
-
-
-def _masked_estimate(
-    estimator: str, logprobs: np.ndarray, ref_logprobs: np.ndarray, mask: np.ndarray
-) -> np.ndarray:
-    """Per-token estimates with exact zeros at masked positions (and no overflow hidden)."""
-    # where(), not a product: a masked position must give 0 even if its estimate were huge.
-    log_ratio = np.where(mask, logprobs - ref_logprobs, 0.0)
-    if estimator == "k3":
-        _check_ratio_finite(-log_ratio, "ref_logprobs", "ref_logprobs - logprobs")
-    return np.where(mask, _estimate(estimator, log_ratio), 0.0)
 
 
 # --- the exact divergence -------------------------------------------------------------------
@@ -366,7 +345,8 @@ def k1(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     array([ 0.69314718, -0.69314718])
     """
     logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
-    return _masked_estimate("k1", logprobs, ref_logprobs, mask)
+    # where(), not a product: a masked position gives exactly 0 whatever its log-probabilities.
+    return np.where(mask, logprobs - ref_logprobs, 0.0)
 
 
 @finite_output()
@@ -412,7 +392,8 @@ def k2(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     array([0.24022651, 0.24022651])
     """
     logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
-    return _masked_estimate("k2", logprobs, ref_logprobs, mask)
+    log_ratio = np.where(mask, logprobs - ref_logprobs, 0.0)  # k1, and 0 where masked
+    return 0.5 * log_ratio**2
 
 
 @finite_output()
@@ -478,7 +459,15 @@ def k3(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     array([0.19314718, 0.30685282])
     """
     logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
-    return _masked_estimate("k3", logprobs, ref_logprobs, mask)
+    log_ratio = np.where(mask, logprobs - ref_logprobs, 0.0)  # k1, and 0 where masked
+    _check_ratio_finite(-log_ratio, "ref_logprobs", "ref_logprobs - logprobs")
+    # exp(u) - 1 - u at u = -k1, without cancellation when u is small (0 where masked).
+    return _exp_minus_one_minus(-log_ratio)
+
+
+#: The estimators behind an ``estimator=`` argument, unwrapped from their own overflow guard
+#: (the guard of the function that calls one names that function).
+_ESTIMATES = {"k1": k1.__wrapped__, "k2": k2.__wrapped__, "k3": k3.__wrapped__}
 
 
 @finite_output()
@@ -556,7 +545,7 @@ def sequence_kl(
     length_normalized = check_bool(length_normalized, "length_normalized")
     logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
 
-    total = _masked_estimate(estimator, logprobs, ref_logprobs, mask).sum(axis=-1)
+    total = _ESTIMATES[estimator](logprobs, ref_logprobs, mask).sum(axis=-1)
     if not length_normalized:
         return _as_result(total)
     counts = mask.sum(axis=-1)
@@ -631,7 +620,7 @@ def importance_weighted_kl(
 
     log_weight = np.where(mask, logprobs - old_logprobs, 0.0)
     _check_ratio_finite(log_weight, "old_logprobs", "logprobs - old_logprobs")
-    weighted = np.exp(log_weight) * _masked_estimate(estimator, logprobs, ref_logprobs, mask)
+    weighted = np.exp(log_weight) * _ESTIMATES[estimator](logprobs, ref_logprobs, mask)
     if not np.all(np.isfinite(weighted)):
         raise ValueError(
             "old_logprobs must keep the weighted estimates finite; got an overflow"

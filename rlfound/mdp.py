@@ -34,7 +34,6 @@ from rlfound._validation import (
     check_tabular_mdp,
     check_unit_interval,
     finite_output,
-    solve_live_values,
 )
 
 __all__ = [
@@ -51,7 +50,7 @@ __all__ = [
 ]
 
 
-@finite_output()
+@finite_output("the Bellman solve")
 def evaluate_policy(
     transition_pi: ArrayLike,
     reward_pi: ArrayLike,
@@ -132,7 +131,11 @@ def evaluate_policy(
     )
 
     # v = 0 in terminal states, so their columns drop out of the live states' equations.
-    return solve_live_values(transition_pi, gamma, terminal, reward_pi)
+    live = ~terminal
+    values = np.zeros(len(terminal))
+    system = np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    values[live] = np.linalg.solve(system, reward_pi[live])
+    return values
 
 
 @finite_output()
@@ -514,7 +517,7 @@ def advantage_values(
     return q_values - values[:, None]  # terminal rows: 0 - 0
 
 
-@finite_output()
+@finite_output("the Bellman solve")
 def discounted_occupancy(
     transition: ArrayLike,
     policy: ArrayLike,
@@ -583,8 +586,12 @@ def discounted_occupancy(
     transition_pi, _, gamma, terminal = check_reward_process(
         transition_pi, np.zeros(len(initial)), gamma, terminal
     )
-
-    return solve_live_values(transition_pi, gamma, terminal, initial, transposed=True)
+    # d = 0 in terminal states; over the live ones d_L solves (I - γ P_LL)^T d_L = p_{0,L}.
+    live = ~terminal
+    occupancy = np.zeros(len(terminal))
+    system = np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    occupancy[live] = np.linalg.solve(system.T, initial[live])
+    return occupancy
 
 
 @finite_output()

@@ -223,6 +223,99 @@ def test_a_listing_of_an_unknown_object_fails(object_path: str, message: str):
         listing.read_listing(object_path)
 
 
+def _validation_names(path: Path) -> set[str]:
+    """The names a library file imports from ``rlfound._validation`` (the private module)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").startswith("rlfound._validation")
+        for alias in node.names
+    }
+
+
+def _called_name(node: ast.AST | None) -> str | None:
+    """The name of the function a call calls (``f(...)`` or ``module.f(...)``), else None."""
+    if not isinstance(node, ast.Call):
+        return None
+    function = node.func
+    return function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+
+
+def listed_body(object_path: str) -> tuple[list[ast.stmt], list[str]]:
+    """The statements after the docstring of a listed function, and their non-blank lines."""
+    shown = listing.read_listing(object_path)
+    node = _function(shown.code, shown.name) if shown.kind == "func" else None
+    if node is None:
+        return [], []
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    lines = shown.code.splitlines()[body[0].lineno - 1 :] if body else []
+    return body, [line for line in lines if line.strip() and not line.strip().startswith("#")]
+
+
+def is_only_a_delegation(body: list[ast.stmt], private: set[str]) -> bool:
+    """Whether a body is input checks and then ``return helper(...)`` of a private helper.
+
+    A check is a call of a ``check_*`` or ``as_*`` function or of a module's own ``_check_*``;
+    a private helper is a name starting with ``_`` or one of ``private`` (the names of
+    ``rlfound._validation`` the file imports).
+    """
+
+    def is_check(name: str | None) -> bool:
+        return name is not None and name.lstrip("_").startswith(("check_", "as_"))
+
+    rest = [
+        statement
+        for statement in body
+        if not (
+            isinstance(statement, (ast.Assign, ast.Expr))
+            and is_check(_called_name(statement.value))
+        )
+    ]
+    if len(rest) != 1 or not isinstance(rest[0], ast.Return):
+        return False
+    called = _called_name(rest[0].value)
+    return called is not None and (called.startswith("_") or called in private)
+
+
+def test_a_delegation_is_told_from_a_formula():
+    private = {"check_reward_process", "solve_live_values"}
+    delegations = [
+        "x, m = _check_pair(x, m)\nreturn _masked_estimate('k1', x, m)",
+        "p, r = check_reward_process(p, r)\nreturn solve_live_values(p, r)",
+    ]
+    formulas = [
+        "x, m = _check_pair(x, m)\nreturn np.where(m, x, 0.0)",
+        "x = check_finite(x)\ny = 2 * x\nreturn _helper(y)",
+        "x = check_finite(x)\nreturn public_function(x)",
+    ]
+    for code in delegations:
+        assert is_only_a_delegation(ast.parse(code).body, private), code
+    for code in formulas:
+        assert not is_only_a_delegation(ast.parse(code).body, private), code
+
+
+def test_every_listing_shows_its_formula_not_only_a_call_to_a_private_helper():
+    """A listing's body is more than input checks and a call to a private helper.
+
+    Prints the body length (non-blank code lines after the docstring) of every listed
+    function, longest first, so that a listing grown too long to read at a glance shows up.
+    """
+    listed = sorted({path for document in NOTEBOOKS for path in library_listings(document)})
+    lengths, delegations = [], []
+    for object_path in listed:
+        body, lines = listed_body(object_path)
+        private = _validation_names(listing.read_listing(object_path).path)
+        if is_only_a_delegation(body, private):
+            delegations.append(object_path)
+        lengths.append((len(lines), object_path))
+    print("\nlisting body lengths (code lines after the docstring), longest first:")
+    for length, object_path in sorted(lengths, key=lambda item: (-item[0], item[1])):
+        print(f"{length:5d}  {object_path}")
+    assert not delegations, "listings that only call a private helper:\n" + "\n".join(delegations)
+
+
 def _write_package(root: Path, files: dict[str, str]) -> None:
     for relative, text in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
