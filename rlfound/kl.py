@@ -493,8 +493,6 @@ def k_abs(
     k1), where k1 rewards tokens that π_ref likes more. verl offers it as
     ``kl_loss_type="abs"`` and ``kl_penalty="abs"``.
 
-    Book: equation (eq-kl-estimators), chapter 6.
-
     Parameters
     ----------
     logprobs : array_like, shape (..., L)
@@ -1152,8 +1150,6 @@ def ipo_loss(
     distance from the reference) without bound, IPO regresses h onto a finite target: the
     regularization β keeps acting however certain the preferences are. The log-probabilities
     are those of whole responses.
-
-    Book: equation (eq-dpo-loss), chapter 6.
 
     Parameters
     ----------
