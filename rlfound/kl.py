@@ -488,10 +488,10 @@ def k_abs(
 
     It is not an unbiased estimate of the KL: E_π[|k1|] >= E_π[k1] = KL(π ‖ π_ref), with
     equality only when π_ref never gives a sampled token more probability than π does. As a
-    penalty it pushes every token's log-probability toward the reference's by the same
-    amount whatever the sign of the gap (its derivative with respect to log π is the sign of
-    k1), where k1 rewards tokens that π_ref likes more. verl offers it as
-    ``kl_loss_type="abs"`` and ``kl_penalty="abs"``.
+    loss its derivative with respect to log π is the sign of k1: it lowers a sampled token's
+    log-probability where π gives it more than π_ref does and raises it where π gives it
+    less, toward the reference from either side, while k1's derivative is 1 at every token.
+    verl offers it as ``kl_loss_type="abs"`` and ``kl_penalty="abs"``.
 
     Parameters
     ----------
