@@ -28,6 +28,9 @@ _MASK = np.array([[1, 1, 1, 1, 0], [1, 1, 1, 0, 0]], dtype=bool)
 _VALUES = np.array([[0.4, -0.2, 0.9, 0.3, 5.0], [1.1, 0.6, -0.5, 7.0, 7.0]])
 _LAST = np.zeros_like(_MASK)
 _LAST[0, 3] = _LAST[1, 2] = True
+_AFTER_LAST = np.zeros_like(_MASK)  # TRL's PPO trainer puts the score one position later
+_AFTER_LAST[0, 4] = _AFTER_LAST[1, 3] = True
+_TOKEN_REWARDS = np.array([[-0.01, 0.02, -0.03, 1.0, 0.0], [0.01, -0.02, 0.5, 0.0, 0.0]])
 # A packed stream of six steps: an episode truncated after step 1, one terminated after
 # step 3, and one still running at the end of the buffer (bootstrapped from 0.7).
 _STREAM_VALUES = np.array([0.5, 0.8, -0.3, 0.2, 1.0, 0.6])
@@ -37,11 +40,15 @@ _STREAM_NEXT = np.array([0.8, 2.5, 0.2, 99.0, 0.6, 0.7])  # V(s_final) = 2.5 at 
 
 INPUTS = {
     "group_rewards": np.array([[1.0, 0.0, 0.0, 1.0], [0.5, 0.2, 0.9, 0.1], [2.0, -1.0, 0.5, 3.0]]),
-    "token_rewards": np.array([[-0.01, 0.02, -0.03, 1.0, 0.0], [0.01, -0.02, 0.5, 0.0, 0.0]]),
+    "token_rewards": _TOKEN_REWARDS,
+    # per-token KL rewards, and the scores 0.97 and 0.52 one position after the last token
+    "trl_rewards": np.array([[-0.01, 0.02, -0.03, 0.04, 0.97], [0.01, -0.02, 0.03, 0.52, 0.0]]),
     "values": _VALUES,
     "next_values": np.concatenate([_VALUES[:, 1:], np.zeros((2, 1))], axis=1),
     "mask": _MASK,
     "last_token": _LAST,
+    "after_last": _AFTER_LAST,
+    "mask_p1": _MASK | _AFTER_LAST,
     "no_flags": np.zeros_like(_MASK),
     "loss": np.array(
         [[0.5, -1.0, 2.0, 9.0, 9.0], [0.1, 0.2, 0.3, 0.4, 0.5], [7.0, 7.0, 7.0, 7.0, 7.0]]
