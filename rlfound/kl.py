@@ -458,6 +458,10 @@ def k3(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     b178a3cd56f58b2d502255daba591e92833930a7 (``kl_penalty_forward``) and OpenRLHF/OpenRLHF
     at commit 3c3be6234e0cb353e76bb8019947db9dfe99fca7 (``openrlhf/models/utils.py``), where
     the clamp applies to k1 and k2 as well, after casting both log-probabilities to float32.
+    verl's documentation (``docs/algo/ppo.md``) also offers ``kl_loss_type="k3+"`` and
+    ``"k1+"``, the value of k3 or k1 with the gradient of k2 by a straight-through trick;
+    at that commit ``kl_penalty`` hands the name with its ``+`` to ``kl_penalty_forward``,
+    which matches no branch and raises ``NotImplementedError``.
 
     References
     ----------
