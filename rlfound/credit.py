@@ -29,6 +29,7 @@ from rlfound._validation import (
     MAX_ARRAY_ENTRIES,
     ROW_SUM_TOLERANCE,
     SUPPORT_TOLERANCE,
+    as_array,
     as_float_array,
     check_bool,
     check_indices,
@@ -606,8 +607,9 @@ def option_returns(option_rewards: ArrayLike, durations: ArrayLike, gamma: float
     Raises
     ------
     ValueError
-        If ``option_rewards`` is a scalar or non-finite, ``durations`` does not have its shape
-        or holds a value that is not an integer >= 1, or ``gamma`` is outside [0, 1].
+        If ``option_rewards`` is a scalar or non-finite, ``durations`` is ragged (nested
+        lists of unequal lengths), does not have its shape or holds a value that is not an
+        integer >= 1, or ``gamma`` is outside [0, 1].
 
     References
     ----------
@@ -697,7 +699,7 @@ def _check_option_ends(continuing: np.ndarray, live: np.ndarray, gamma: float) -
 
 def _check_durations(durations: Any, shape: tuple[int, ...]) -> np.ndarray:
     """Integer durations >= 1 (whole floats accepted) of exactly ``shape``, as float64."""
-    array = np.asarray(durations)
+    array = as_array(durations, "durations")
     if array.shape != shape:
         raise ValueError(
             f"durations must have the shape of option_rewards, {shape}; got shape {array.shape}"

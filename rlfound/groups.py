@@ -80,8 +80,15 @@ def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
     verl's ``compute_rloo_outcome_advantage`` (``verl/trainer/ppo/core_algos.py``) and
     OpenRLHF's ``advantage_estimator="rloo"`` (``compute_advantages_and_returns`` in
     ``openrlhf/trainer/ppo_utils/experience_maker.py``) compute the same numbers, the first
-    in the N / (N - 1) form. For a group of one, verl returns the raw reward as the
-    advantage; this function raises instead.
+    in the N / (N - 1) form. A group of one has no leave-one-out baseline, and the trainers
+    disagree on what it gets (volcengine/verl at commit
+    b178a3cd56f58b2d502255daba591e92833930a7; OpenRLHF/OpenRLHF at commit
+    3c3be6234e0cb353e76bb8019947db9dfe99fca7): verl's ``compute_rloo_outcome_advantage``
+    leaves the raw reward r as the advantage, its ``compute_rloo_vectorized_outcome_advantage``
+    multiplies by ``(c > 1)`` and gives 0, and OpenRLHF divides by
+    ``n_samples_per_prompt - 1 = 0``. This function raises a ``ValueError`` instead: with
+    one sample there is nothing to compare with, and any number returned would be a
+    convention, not an estimate.
 
     References
     ----------
@@ -184,7 +191,19 @@ def group_normalized_advantages(
       (``docs/source/grpo_trainer.md``), as ``scale="batch"`` does here.
     - verl ``compute_grpo_outcome_advantage`` (``verl/trainer/ppo/core_algos.py``):
       ``torch.std`` (ddof 1), ``epsilon=1e-6``; ``norm_adv_by_std_in_grpo=False`` gives
-      Dr. GRPO. A group of one gets mean 0 and std 1, that is, its raw reward.
+      Dr. GRPO. A group of one gets mean 0 and std 1, that is, r / (1 + 1e-6). Its
+      ``grpo_vectorized`` estimator (``compute_grpo_vectorized_outcome_advantage``, with
+      ``group_mean_std`` in ``verl/utils/groupwise.py``, volcengine/verl at commit
+      b178a3cd56f58b2d502255daba591e92833930a7) computes in float32 and floors the group
+      variance at ``eps = 1e-6`` before the square root, then divides by ``std + 1e-6``:
+      a group whose std is below 1e-3 is divided by about 1e-3, where this function
+      divides by std + eps. No argument here floors the variance; the two agree whenever
+      every group's std is at least 1e-3.
+    - Groups of one: this function raises (N >= 2). verl's GRPO returns r / (1 + ε) as
+      said; TRL's ``GRPOTrainer`` sets the std to 0 when ``num_generations`` is 1 (an
+      evaluation-only case, ``trl/trainer/grpo_trainer.py``, huggingface/trl at commit
+      f2cd57710ae345ea6428ae95363267fcf38a3dc8), so the advantage is 0; OpenRLHF's
+      ``group_norm`` takes ``torch.std`` of one sample, NaN.
     - OpenRLHF ``advantage_estimator="group_norm"`` (``compute_advantages_and_returns`` in
       ``openrlhf/trainer/ppo_utils/experience_maker.py``): ``std(-1)`` (ddof 1) ``+ 1e-9``;
       ``"dr_grpo"`` subtracts the group mean only.

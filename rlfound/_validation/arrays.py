@@ -17,6 +17,7 @@ from scipy import special
 from rlfound._validation.limits import SUPPORT_TOLERANCE
 
 __all__ = [
+    "as_array",
     "as_float_array",
     "as_float_array_like",
     "check_bool",
@@ -68,7 +69,7 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
-def _as_array(x: Any, name: str) -> np.ndarray:
+def as_array(x: Any, name: str) -> np.ndarray:
     """``np.asarray`` that names the argument when the input is ragged or not array-like."""
     try:
         return np.asarray(x)
@@ -108,7 +109,7 @@ def as_float_array(
         If ``x`` is not a real numeric array, has the wrong number of dimensions, or holds a
         NaN or an infinity (the message names the first bad index).
     """
-    array = _as_array(x, name)
+    array = as_array(x, name)
     if array.dtype.kind not in "iuf":
         raise ValueError(f"{name} must hold real numbers; got dtype {array.dtype}")
     if ndim is not None and array.ndim != ndim:
@@ -274,7 +275,7 @@ def check_indices(
         If an index is not an integer, lies outside ``[minimum, size)``, or the array does
         not have ``ndim`` dimensions (when ``ndim`` is given).
     """
-    array = _as_array(indices, name)
+    array = as_array(indices, name)
     if ndim is not None and array.ndim != ndim:
         what = f"a scalar {kind} index" if ndim == 0 else f"a {ndim}-D array of {kind} indices"
         raise ValueError(f"{name} must be {what}; got shape {array.shape}")
@@ -311,7 +312,7 @@ def check_mask(mask: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
     ValueError
         If the shape differs from ``shape`` (no broadcasting) or an entry is not 0/1.
     """
-    array = _as_array(mask, name)
+    array = as_array(mask, name)
     if array.shape != shape:
         raise ValueError(f"{name} must have shape {shape}; got shape {array.shape}")
     if array.dtype == np.bool_:

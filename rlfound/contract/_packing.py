@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 
 from rlfound._validation import (
     MAX_ARRAY_ENTRIES,
+    as_array,
     check_choice,
     check_nonnegative_int,
     check_size,
@@ -128,7 +129,7 @@ def pack(batch: Mapping[str, ArrayLike]) -> dict[str, np.ndarray]:
 
 
 def _packed_array(packed: Mapping, name: str, size: int, kind: str) -> np.ndarray:
-    array = np.asarray(packed[name])
+    array = as_array(packed[name], f"packed[{name!r}]")
     if array.shape != (size,):
         raise ValueError(
             f"packed[{name!r}] must have one entry per token of the stream, shape ({size},); "
@@ -148,7 +149,7 @@ def _packed_array(packed: Mapping, name: str, size: int, kind: str) -> np.ndarra
 
 
 def _check_cu_seqlens(cu_seqlens: Any, name: str, total: int | None = None) -> np.ndarray:
-    cu = np.asarray(cu_seqlens)
+    cu = as_array(cu_seqlens, name)
     if cu.ndim != 1 or cu.size < 2 or cu.dtype.kind not in "iu":
         raise ValueError(
             f"{name} must be a 1-D integer array of B + 1 >= 2 cumulative lengths; got "
@@ -242,7 +243,7 @@ def unpack(
         )
     padding_side = check_choice(padding_side, "padding_side", _PADDING_SIDES)
     pad_id = check_nonnegative_int(pad_id, "pad_id")
-    input_ids = np.asarray(packed["input_ids"])
+    input_ids = as_array(packed["input_ids"], "packed['input_ids']")
     if input_ids.ndim != 1:
         raise ValueError(
             f"packed['input_ids'] must be a 1-D stream of tokens; got shape {input_ids.shape}"
@@ -298,10 +299,11 @@ def unpack(
     for name in (*_TARGET_FIELDS, "advantages", "policy_version"):
         if name not in packed:
             continue
-        per_turn = name == "advantages" and np.ndim(packed[name]) == 2
-        per_row = name == "policy_version" and np.shape(packed[name]) == (rows,) and rows != total
+        given = as_array(packed[name], f"packed[{name!r}]")
+        per_turn = name == "advantages" and given.ndim == 2
+        per_row = name == "policy_version" and given.shape == (rows,) and rows != total
         if per_turn or per_row:
-            padded[name] = np.asarray(packed[name])  # nothing to move
+            padded[name] = given  # nothing to move
             continue
         kind = _STREAM_KINDS[name]
         values = _packed_array(packed, name, total, kind)
@@ -309,7 +311,7 @@ def unpack(
         out = np.full((rows, length - 1), FILL[name], dtype=dtype)
         out[segment_ids[inside], columns[inside]] = values[inside]
         padded[name] = out
-    padded["rewards"] = np.asarray(packed["rewards"], dtype=np.float64)
+    padded["rewards"] = as_array(packed["rewards"], "packed['rewards']").astype(np.float64)
     return padded
 
 
@@ -341,8 +343,9 @@ def block_diagonal_attention(cu_seqlens: ArrayLike) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``cu_seqlens`` is not a non-decreasing 1-D integer array starting at 0 with at
-        least two entries, or N_tok exceeds 4096.
+        If ``cu_seqlens`` is ragged (nested lists of unequal lengths) or not a
+        non-decreasing 1-D integer array starting at 0 with at least two entries, or N_tok
+        exceeds 4096.
 
     Examples
     --------

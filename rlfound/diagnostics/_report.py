@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike
 from rlfound import contract, kl, ppo, tokens
 from rlfound._validation import (
     MAX_ARRAY_ENTRIES,
+    as_array,
     as_float_array,
     check_logprobs,
     check_mask,
@@ -166,7 +167,7 @@ def _check_inputs(view: dict, given: dict) -> dict:
     masks = {}
     for name in ("values", "returns"):
         if given[name] is not None:
-            shape, per_turn = np.shape(given[name]), view["turn_exists"].shape
+            shape, per_turn = as_array(given[name], name).shape, view["turn_exists"].shape
             if shape not in (action.shape, per_turn):
                 raise ValueError(
                     f"{name} must have shape {action.shape} (one per target token) or "
