@@ -37,6 +37,7 @@ from rlfound._validation import (
     check_shape,
     check_support,
     finite_output,
+    raise_first,
 )
 from rlfound.distributions import categorical_score
 
@@ -71,12 +72,6 @@ def _as_result(total: np.ndarray) -> np.ndarray | float:
     return float(total) if total.ndim == 0 else total
 
 
-def _where_first(bad: np.ndarray) -> str:
-    """' at index (i, j)' of the first True entry of ``bad``, or nothing for a scalar."""
-    index = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
-    return f" at index {index}" if index else ""
-
-
 def _exp_minus_one_minus(u: np.ndarray) -> np.ndarray:
     """exp(u) - 1 - u, accurate also for |u| << 1, where expm1(u) - u would cancel.
 
@@ -106,13 +101,12 @@ def _check_pair(
 
 def _check_ratio_finite(log_ratio: np.ndarray, name: str, what: str) -> None:
     """Refuse a log-ratio whose exponential overflows float64 (an infinite estimate)."""
-    too_large = log_ratio > _MAX_EXP
-    if too_large.any():
-        value = float(log_ratio[tuple(np.argwhere(too_large)[0])])
-        raise ValueError(
-            f"{name} must not make {what} exceed {_MAX_EXP:.2f} (its exponential overflows "
-            f"float64 and the estimate would be infinite); got {value!r}{_where_first(too_large)}"
-        )
+    raise_first(
+        log_ratio > _MAX_EXP,
+        f"{name} must not make {what} exceed {_MAX_EXP:.2f} (its exponential overflows "
+        "float64 and the estimate would be infinite)",
+        values=log_ratio,
+    )
 
 
 def _estimate_derivative(estimator: str, log_ratio: np.ndarray) -> np.ndarray:
@@ -549,11 +543,12 @@ def sequence_kl(
     if not length_normalized:
         return _as_result(total)
     counts = mask.sum(axis=-1)
-    if np.any(counts == 0):
-        raise ValueError(
-            "mask must select at least one token of every sequence when length_normalized is "
-            f"True (the average of no tokens is undefined); got none{_where_first(counts == 0)}"
-        )
+    raise_first(
+        counts == 0,
+        "mask must select at least one token of every sequence when length_normalized is "
+        "True (the average of no tokens is undefined)",
+        got="none",
+    )
     return _as_result(total / counts)
 
 
@@ -621,11 +616,11 @@ def importance_weighted_kl(
     log_weight = np.where(mask, logprobs - old_logprobs, 0.0)
     _check_ratio_finite(log_weight, "old_logprobs", "logprobs - old_logprobs")
     weighted = np.exp(log_weight) * _ESTIMATES[estimator](logprobs, ref_logprobs, mask)
-    if not np.all(np.isfinite(weighted)):
-        raise ValueError(
-            "old_logprobs must keep the weighted estimates finite; got an overflow"
-            f"{_where_first(~np.isfinite(weighted))}"
-        )
+    raise_first(
+        ~np.isfinite(weighted),
+        "old_logprobs must keep the weighted estimates finite",
+        got="an overflow",
+    )
     return weighted
 
 
@@ -685,11 +680,9 @@ def estimator_logit_gradient(
     actions = check_categories(actions, "actions", logits)
     ref_logprobs = as_float_array(ref_logprobs, "ref_logprobs")
     check_shape(ref_logprobs, "ref_logprobs", actions.shape, "the shape of actions")
-    if np.any(ref_logprobs > 0.0):
-        raise ValueError(
-            "ref_logprobs must be log-probabilities (<= 0); got "
-            f"{float(ref_logprobs[ref_logprobs > 0.0].flat[0])!r}{_where_first(ref_logprobs > 0)}"
-        )
+    raise_first(
+        ref_logprobs > 0.0, "ref_logprobs must be log-probabilities (<= 0)", values=ref_logprobs
+    )
 
     all_logprobs = special.log_softmax(logits, axis=-1)
     if logits.ndim == 1:

@@ -10,9 +10,11 @@ from numpy.typing import ArrayLike
 from rlfound._validation import (
     check_nonnegative_int,
     finite_output,
+    first_index,
+    show_value,
 )
 
-from ._fields import REQUIRED_FIELDS, _first, _show, _where
+from ._fields import REQUIRED_FIELDS, _where
 
 # --- validation ---------------------------------------------------------------------------------
 
@@ -35,9 +37,10 @@ def _integers(
     if array.dtype.kind == "f":
         bad = ~np.isfinite(array) | (array != np.round(array))
         if bad.any():
-            index = _first(bad)
+            index = first_index(bad)
             raise ValueError(
-                f"batch[{name!r}] must hold integers; got {_show(array[index])} at {_where(index)}"
+                f"batch[{name!r}] must hold integers; got {show_value(array[index])} "
+                f"at {_where(index)}"
             )
     elif array.dtype.kind not in "iu":
         raise ValueError(f"batch[{name!r}] must hold integers; got dtype {array.dtype}")
@@ -65,9 +68,9 @@ def _binary(batch: Mapping, name: str, shape: tuple[int, ...], what: str) -> np.
         )
     bad = (array != 0) & (array != 1)
     if bad.any():
-        index = _first(bad)
+        index = first_index(bad)
         raise ValueError(
-            f"batch[{name!r}] must be a boolean (or 0/1) mask; got {_show(array[index])} at "
+            f"batch[{name!r}] must be a boolean (or 0/1) mask; got {show_value(array[index])} at "
             f"{_where(index)}"
         )
     return array.astype(bool)
@@ -108,7 +111,7 @@ def _check_action_mask(action: np.ndarray, attention: np.ndarray, turn_ids: np.n
     bad = action & ~allowed
     if not bad.any():
         return
-    row, position = _first(bad)
+    row, position = first_index(bad)
     # Diagnose the classic off-by-one: a mask written at the input positions of the policy
     # tokens instead of at their targets sits one position to the right of the target mask,
     # so shifting the row left by one puts every 1 on an allowed target.
@@ -142,7 +145,7 @@ def _check_turn_order(turn_ids: np.ndarray, attention: np.ndarray) -> np.ndarray
     if bad.any():
         raise ValueError(
             "batch['turn_ids'] must be -1 where the prediction touches padding; got "
-            f"{int(turn_ids[_first(bad)])} at {_where(_first(bad))}"
+            f"{int(turn_ids[first_index(bad)])} at {_where(first_index(bad))}"
         )
     # The largest turn seen before each position (-1 at the start of a row): a labeled
     # position must repeat it or add one to it, so the labels run 0, 1, 2, ... in order.
@@ -151,7 +154,7 @@ def _check_turn_order(turn_ids: np.ndarray, attention: np.ndarray) -> np.ndarray
     before = np.concatenate([np.full((len(turn_ids), 1), -1), seen[:, :-1]], axis=1)
     out_of_order = labeled & ((turn_ids < before) | (turn_ids > before + 1))
     if out_of_order.any():
-        row, position = _first(out_of_order)
+        row, position = first_index(out_of_order)
         label, previous = int(turn_ids[row, position]), int(before[row, position])
         after = "the start of the row" if previous < 0 else f"turn {previous}"
         raise ValueError(
@@ -164,10 +167,10 @@ def _check_turn_order(turn_ids: np.ndarray, attention: np.ndarray) -> np.ndarray
 def _check_logprobs(values: np.ndarray, name: str, action: np.ndarray) -> None:
     bad = action & ~(np.isfinite(values) & (values <= 0.0))
     if bad.any():
-        index = _first(bad)
+        index = first_index(bad)
         raise ValueError(
             f"batch[{name!r}] must be log-probabilities (finite, <= 0) where action_mask is 1; "
-            f"got {_show(values[index])} at {_where(index)}"
+            f"got {show_value(values[index])} at {_where(index)}"
         )
 
 
@@ -260,9 +263,10 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
     input_ids = _integers(batch, "input_ids", (full,), "B sequences, L positions")
     negative = input_ids < 0
     if negative.any():
+        index = first_index(negative)
         raise ValueError(
-            f"batch['input_ids'] must be token ids (>= 0); got {int(input_ids[_first(negative)])} "
-            f"at {_where(_first(negative))}"
+            f"batch['input_ids'] must be token ids (>= 0); got {int(input_ids[index])} "
+            f"at {_where(index)}"
         )
     attention = _binary(batch, "attention_mask", full, f"the shape of input_ids, {full}")
     action = _binary(batch, "action_mask", targets, aligned)
@@ -295,7 +299,7 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
 
     outside = (turn_ids < -1) | (turn_ids >= turns)
     if outside.any():
-        index = _first(outside)
+        index = first_index(outside)
         raise ValueError(
             f"batch['turn_ids'] must be in [-1, T) with T = {turns} turns (the columns of "
             f"rewards); got {int(turn_ids[index])} at {_where(index)}"
@@ -311,17 +315,17 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
     for name, values in per_turn:
         bad = ~np.isfinite(values) | (beyond & (values != 0.0))
         if bad.any():
-            row, column = _first(bad)
+            row, column = first_index(bad)
             raise ValueError(
                 f"batch[{name!r}] must be finite, and 0 beyond the last turn of a row (row {row} "
-                f"has {int(num_turns[row])} turn(s)); got {_show(values[row, column])} at "
+                f"has {int(num_turns[row])} turn(s)); got {show_value(values[row, column])} at "
                 f"{_where((row, column))}"
             )
 
     tags = version if version.ndim == 2 else np.broadcast_to(version[:, None], targets)
     untagged = action & (tags < 0)
     if untagged.any():
-        index = _first(untagged)
+        index = first_index(untagged)
         raise ValueError(
             "batch['policy_version'] must tag every trained token with the version (>= 0) of "
             f"the policy that sampled it and produced its old_logprobs; got {int(tags[index])} "
@@ -330,7 +334,7 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
     if learner_version is not None:
         ahead = action & (tags > learner_version)
         if ahead.any():
-            index = _first(ahead)
+            index = first_index(ahead)
             raise ValueError(
                 f"batch['policy_version'] must not be newer than the learner's version "
                 f"{learner_version} (the sampler cannot be ahead of the learner); got "
@@ -343,10 +347,10 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
     if per_token_advantages:
         bad = action & ~np.isfinite(clean["advantages"])
         if bad.any():
-            index = _first(bad)
+            index = first_index(bad)
             raise ValueError(
                 "batch['advantages'] must be finite where action_mask is 1; got "
-                f"{_show(clean['advantages'][index])} at {_where(index)}"
+                f"{show_value(clean['advantages'][index])} at {_where(index)}"
             )
 
     clean.update(
