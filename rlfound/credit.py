@@ -42,6 +42,7 @@ from rlfound._validation import (
     check_terminal,
     check_unit_interval,
     finite_output,
+    raise_first,
 )
 from rlfound.advantages import td_errors
 from rlfound.episodes import sample_episodes
@@ -723,8 +724,5 @@ def _check_durations(durations: Any, shape: tuple[int, ...]) -> np.ndarray:
     if array.dtype.kind not in "iuf":
         raise ValueError(f"durations must be integers >= 1; got dtype {array.dtype}")
     bad = ~np.isfinite(array) | (array != np.round(array)) | (array < 1)
-    if bad.any():
-        index = tuple(int(i) for i in np.argwhere(bad)[0])
-        value = array[index].item()
-        raise ValueError(f"durations must be integers >= 1; got {value!r} at index {index}")
+    raise_first(bad, "durations must be integers >= 1", values=array)
     return array.astype(np.float64)

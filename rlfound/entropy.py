@@ -38,6 +38,7 @@ from rlfound._validation import (
     check_shape,
     check_size,
     finite_output,
+    raise_first,
 )
 
 __all__ = [
@@ -451,10 +452,7 @@ def constrained_probs(logits: ArrayLike, allowed: ArrayLike) -> np.ndarray:
     logits = check_logits(logits)
     allowed = check_mask(allowed, "allowed", logits.shape)
     empty = ~allowed.any(axis=-1)
-    if empty.any():
-        index = tuple(int(i) for i in np.argwhere(empty)[0]) if empty.ndim else ()
-        where = f" at index {index}" if index else ""
-        raise ValueError(f"allowed must allow at least one token per distribution; got none{where}")
+    raise_first(empty, "allowed must allow at least one token per distribution", got="none")
 
     restricted = np.where(allowed, logits, -np.inf)  # log 0 for the disallowed tokens
     with np.errstate(over="ignore"):  # allowed logits ~1.8e308 apart: the small one gets 0

@@ -32,6 +32,7 @@ from rlfound._validation import (
     check_positive_int,
     check_shape,
     finite_output,
+    raise_first,
 )
 from rlfound.distributions import categorical_score, softmax
 
@@ -302,12 +303,12 @@ def _divided_by_std_plus_eps(
         eps = eps / power
     divisor = np.broadcast_to(std + eps, centered.shape)
     undefined = (divisor == 0.0) & (centered != 0.0)
-    if undefined.any():
-        index = tuple(int(i) for i in np.argwhere(undefined)[0])
-        raise ValueError(
-            "eps must be > 0 when a std is 0 (or underflows to 0) although the sample differs "
-            f"from the mean: its advantage would be infinite; got eps = 0.0 at index {index}"
-        )
+    raise_first(
+        undefined,
+        "eps must be > 0 when a std is 0 (or underflows to 0) although the sample differs "
+        "from the mean: its advantage would be infinite",
+        got="eps = 0.0",
+    )
     return np.divide(centered, divisor, out=np.zeros_like(centered), where=centered != 0.0)
 
 

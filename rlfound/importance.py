@@ -36,6 +36,7 @@ from rlfound._validation import (
     check_support,
     check_weights,
     finite_output,
+    first_index,
 )
 
 __all__ = [
@@ -484,10 +485,9 @@ def sequence_log_ratio(
         counts = mask.sum(axis=-1)
         empty = counts == 0
         if np.any(empty):
-            index = tuple(int(i) for i in np.argwhere(np.atleast_1d(empty))[0])
             raise ValueError(
                 "mask must select at least one token of every sequence for a length-normalized "
-                f"ratio; got none in sequence {index if total.ndim else ()}"
+                f"ratio; got none in sequence {first_index(empty)}"
             )
         total = total / counts
     return float(total) if total.ndim == 0 else total

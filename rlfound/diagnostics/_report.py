@@ -21,6 +21,7 @@ from rlfound._validation import (
     check_size,
     check_unit_interval,
     finite_output,
+    raise_first,
 )
 
 from ._common import _labels, _masked_variance, _quantile_levels
@@ -157,12 +158,9 @@ def _check_inputs(view: dict, given: dict) -> dict:
     if given["entropies"] is not None:
         inputs["entropies"] = _read_per_token(given["entropies"], "entropies", action)
         negative = inputs["entropies"] < 0.0
-        if negative.any():
-            index = tuple(int(i) for i in np.argwhere(negative)[0])
-            raise ValueError(
-                "entropies must be >= 0 where action_mask is set; got "
-                f"{float(inputs['entropies'][index])!r} at index {index}"
-            )
+        raise_first(
+            negative, "entropies must be >= 0 where action_mask is set", values=inputs["entropies"]
+        )
     masks = {}
     for name in ("values", "returns"):
         if given[name] is not None:
