@@ -24,6 +24,7 @@ __all__ = [
     "check_callable",
     "check_categories",
     "check_choice",
+    "check_clip_ranges",
     "check_distribution",
     "check_episode_flags",
     "check_indices",
@@ -157,6 +158,29 @@ def check_positive_real(x: Any, name: str) -> float:
     if not (np.isfinite(value) and value > 0.0):
         raise ValueError(f"{name} must be a positive finite number; got {show_value(value)}")
     return value
+
+
+def check_clip_ranges(
+    clip_low: Any, clip_high: Any, dual_clip: Any
+) -> tuple[float, float, float | None]:
+    """PPO's clip ranges: ε_low in [0, 1), ε_high >= 0 (None: ε_low), a dual clip > 1 or None.
+
+    Examples
+    --------
+    >>> check_clip_ranges(0.2, None, 3.0)
+    (0.2, 0.2, 3.0)
+    """
+    clip_low = check_nonnegative_real(clip_low, "clip_low")
+    if clip_low >= 1.0:
+        raise ValueError(f"clip_low must be in [0, 1) so that 1 - clip_low > 0; got {clip_low!r}")
+    clip_high = clip_low if clip_high is None else check_nonnegative_real(clip_high, "clip_high")
+    if dual_clip is not None:
+        dual_clip = check_positive_real(dual_clip, "dual_clip")
+        if dual_clip <= 1.0:
+            raise ValueError(
+                f"dual_clip must be > 1 (a bound on ρ for negative advantages); got {dual_clip!r}"
+            )
+    return clip_low, clip_high, dual_clip
 
 
 def check_nonnegative_real(x: Any, name: str) -> float:

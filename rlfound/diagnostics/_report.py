@@ -12,9 +12,9 @@ from rlfound import contract, kl, ppo, tokens
 from rlfound._validation import (
     MAX_ARRAY_ENTRIES,
     as_float_array,
+    check_clip_ranges,
     check_logprobs,
     check_mask,
-    check_nonnegative_real,
     check_positive_int,
     check_positive_real,
     check_shape,
@@ -64,17 +64,6 @@ def _read_per_token(x: Any, name: str, mask: np.ndarray, *, logprob: bool = Fals
     if logprob:
         check_logprobs(clean, name)
     return clean
-
-
-def _check_clip_arguments(clip_low: Any, clip_high: Any, dual_clip: Any) -> None:
-    """The clip ranges of :func:`rlfound.ppo.clip_fractions`, checked before any work."""
-    clip_low = check_nonnegative_real(clip_low, "clip_low")
-    if clip_low >= 1.0:
-        raise ValueError(f"clip_low must be in [0, 1) so that 1 - clip_low > 0; got {clip_low!r}")
-    if clip_high is not None:
-        check_nonnegative_real(clip_high, "clip_high")
-    if dual_clip is not None and check_positive_real(dual_clip, "dual_clip") <= 1.0:
-        raise ValueError(f"dual_clip must be > 1 (a bound on the ratio); got {dual_clip!r}")
 
 
 def _check_fraction(x: Any, name: str) -> float:
@@ -206,7 +195,7 @@ def _check_inputs(view: dict, given: dict) -> dict:
     if given["gradients"] is not None:  # checked (and cheap) now, reported in its section
         threshold = 1.0 if inputs["max_grad_norm"] is None else inputs["max_grad_norm"]
         inputs["gradient_norms"] = gradient_norms(given["gradients"], threshold)
-    _check_clip_arguments(given["clip_low"], given["clip_high"], given["dual_clip"])
+    check_clip_ranges(given["clip_low"], given["clip_high"], given["dual_clip"])
     inputs["quantiles"] = _quantile_levels(given["quantiles"])
     inputs["tail_fraction"] = _check_fraction(given["tail_fraction"], "tail_fraction")
     inputs["length_buckets"] = check_size(
