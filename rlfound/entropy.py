@@ -38,6 +38,7 @@ from rlfound._validation import (
     check_shape,
     check_size,
     finite_output,
+    float_or_array,
     raise_first,
 )
 
@@ -59,11 +60,6 @@ UNPARSED = ("exclude", "category")
 
 
 # --- private helpers ------------------------------------------------------------------------
-
-
-def _as_result(total: np.ndarray) -> np.ndarray | float:
-    """A Python float for a 0-d result, the float64 array otherwise."""
-    return float(total) if total.ndim == 0 else total
 
 
 def _log_softmax(logits: np.ndarray, axis: int) -> np.ndarray:
@@ -142,7 +138,7 @@ def categorical_entropy(logits: ArrayLike, axis: int = -1) -> np.ndarray | float
 
     log_probs = _log_softmax(logits, axis)
     # + 0.0 turns the -0.0 of a one-hot distribution into 0.0.
-    return _as_result(-np.sum(_p_log_p(log_probs), axis=axis) + 0.0)
+    return float_or_array(-np.sum(_p_log_p(log_probs), axis=axis) + 0.0)
 
 
 @finite_output()
@@ -241,7 +237,7 @@ def distribution_entropy(probs: ArrayLike) -> np.ndarray | float:
 
     positive = probs > 0.0
     terms = np.multiply(probs, np.log(probs, where=positive, out=np.zeros_like(probs)))
-    return _as_result(-np.sum(terms, axis=-1) + 0.0)
+    return float_or_array(-np.sum(terms, axis=-1) + 0.0)
 
 
 # --- entropy along sequences -----------------------------------------------------------------
@@ -529,7 +525,7 @@ def action_entropy(
     totals = counts.sum(axis=-1, keepdims=True)
     probs = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
     terms = np.multiply(probs, np.log(probs, where=probs > 0, out=np.zeros_like(probs)))
-    return _as_result(-terms.sum(axis=-1) + 0.0)
+    return float_or_array(-terms.sum(axis=-1) + 0.0)
 
 
 @finite_output()
@@ -595,7 +591,7 @@ def unique_successful_strategies(
 
     successful = np.where(rewards >= threshold, strategies, -1)
     counts = _empirical_distribution(successful, num_strategies)
-    return _as_result((counts > 0).sum(axis=-1).astype(np.float64))
+    return float_or_array((counts > 0).sum(axis=-1).astype(np.float64))
 
 
 @finite_output()
@@ -656,7 +652,7 @@ def group_reward_variance(rewards: ArrayLike, ddof: int = 0) -> np.ndarray | flo
     # A group of equal rewards must give exactly 0, not a rounding residue.
     constant = np.all(rewards == rewards[..., :1], axis=-1, keepdims=True)
     centered = np.where(constant, 0.0, centered)
-    return _as_result((centered**2).sum(axis=-1) / (size - ddof))
+    return float_or_array((centered**2).sum(axis=-1) / (size - ddof))
 
 
 def _finite_real(x: object, name: str) -> float:

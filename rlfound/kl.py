@@ -31,12 +31,13 @@ from rlfound._validation import (
     check_choice,
     check_distribution,
     check_logits,
+    check_logprob_pair,
     check_logprobs,
-    check_optional_mask,
     check_positive_real,
     check_shape,
     check_support,
     finite_output,
+    float_or_array,
     raise_first,
 )
 from rlfound.distributions import categorical_score
@@ -67,11 +68,6 @@ _MAX_EXP = float(np.log(np.finfo(np.float64).max))
 # --- private helpers ------------------------------------------------------------------------
 
 
-def _as_result(total: np.ndarray) -> np.ndarray | float:
-    """A Python float for a 0-d result, the float64 array otherwise."""
-    return float(total) if total.ndim == 0 else total
-
-
 def _exp_minus_one_minus(u: np.ndarray) -> np.ndarray:
     """exp(u) - 1 - u, accurate also for |u| << 1, where expm1(u) - u would cancel.
 
@@ -86,17 +82,6 @@ def _exp_minus_one_minus(u: np.ndarray) -> np.ndarray:
     series = v * v * series
     w = np.where(small, 0.0, u)
     return np.where(small, series, np.expm1(w) - w)
-
-
-def _check_pair(
-    logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Two arrays of token log-probabilities of one shape (..., L), and a bool mask."""
-    logprobs = check_logprobs(logprobs, "logprobs")
-    ref_logprobs = check_logprobs(ref_logprobs, "ref_logprobs")
-    check_shape(ref_logprobs, "ref_logprobs", logprobs.shape, "the shape of logprobs")
-    mask = check_optional_mask(mask, "mask", logprobs.shape)
-    return logprobs, ref_logprobs, mask
 
 
 def _check_ratio_finite(log_ratio: np.ndarray, name: str, what: str) -> None:
@@ -178,7 +163,7 @@ def kl_divergence(probs: ArrayLike, ref_probs: ArrayLike) -> np.ndarray | float:
     log_ratio = np.log(np.where(mass, probs, 1.0)) - np.log(np.where(mass, ref_probs, 1.0))
     total = np.sum(np.where(mass, probs * log_ratio, 0.0), axis=-1)
     # The sum is >= 0 exactly; rounding can leave -1e-17 for nearly equal distributions.
-    return _as_result(np.maximum(total, 0.0))
+    return float_or_array(np.maximum(total, 0.0))
 
 
 @finite_output()
@@ -229,7 +214,7 @@ def kl_divergence_logits(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray
     log_probs = special.log_softmax(logits, axis=-1)
     ref_log_probs = special.log_softmax(ref_logits, axis=-1)
     total = np.sum(np.exp(log_probs) * (log_probs - ref_log_probs), axis=-1)
-    return _as_result(np.maximum(total, 0.0))
+    return float_or_array(np.maximum(total, 0.0))
 
 
 @finite_output()
@@ -338,7 +323,7 @@ def k1(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     >>> k1(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([ 0.69314718, -0.69314718])
     """
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
     # where(), not a product: a masked position gives exactly 0 whatever its log-probabilities.
     return np.where(mask, logprobs - ref_logprobs, 0.0)
 
@@ -385,7 +370,7 @@ def k2(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     >>> k2(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([0.24022651, 0.24022651])
     """
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
     log_ratio = np.where(mask, logprobs - ref_logprobs, 0.0)  # k1, and 0 where masked
     return 0.5 * log_ratio**2
 
@@ -452,7 +437,7 @@ def k3(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     >>> k3(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([0.19314718, 0.30685282])
     """
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
     log_ratio = np.where(mask, logprobs - ref_logprobs, 0.0)  # k1, and 0 where masked
     _check_ratio_finite(-log_ratio, "ref_logprobs", "ref_logprobs - logprobs")
     # exp(u) - 1 - u at u = -k1, without cancellation when u is small (0 where masked).
@@ -537,11 +522,11 @@ def sequence_kl(
     """
     estimator = check_choice(estimator, "estimator", ESTIMATORS)
     length_normalized = check_bool(length_normalized, "length_normalized")
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
 
     total = _ESTIMATES[estimator](logprobs, ref_logprobs, mask).sum(axis=-1)
     if not length_normalized:
-        return _as_result(total)
+        return float_or_array(total)
     counts = mask.sum(axis=-1)
     raise_first(
         counts == 0,
@@ -549,7 +534,7 @@ def sequence_kl(
         "True (the average of no tokens is undefined)",
         got="none",
     )
-    return _as_result(total / counts)
+    return float_or_array(total / counts)
 
 
 @finite_output()
@@ -609,7 +594,7 @@ def importance_weighted_kl(
     array([1.38629436])
     """
     estimator = check_choice(estimator, "estimator", ESTIMATORS)
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
     old_logprobs = check_logprobs(old_logprobs, "old_logprobs")
     check_shape(old_logprobs, "old_logprobs", logprobs.shape, "the shape of logprobs")
 
@@ -816,7 +801,7 @@ def kl_regularized_value(
     0.6931471805599454
     """
     ref_probs, action_rewards, beta = _check_regularized(ref_probs, action_rewards, beta)
-    return _as_result(beta * _tilted_log_normalizer(ref_probs, action_rewards, beta))
+    return float_or_array(beta * _tilted_log_normalizer(ref_probs, action_rewards, beta))
 
 
 @finite_output()
@@ -867,7 +852,7 @@ def kl_regularized_objective(
     probs = check_distribution(probs, "probs")
     check_shape(probs, "probs", ref_probs.shape, "the shape of ref_probs")
     divergence = kl_divergence(probs, ref_probs)
-    return _as_result(np.sum(probs * action_rewards, axis=-1) - beta * np.asarray(divergence))
+    return float_or_array(np.sum(probs * action_rewards, axis=-1) - beta * np.asarray(divergence))
 
 
 # --- direct preference optimization ----------------------------------------------------------

@@ -31,6 +31,7 @@ __all__ = [
     "check_last_axis",
     "check_leading_shape",
     "check_logits",
+    "check_logprob_pair",
     "check_logprobs",
     "check_mask",
     "check_nonnegative_int",
@@ -39,6 +40,7 @@ __all__ = [
     "check_positive_entries",
     "check_positive_int",
     "check_positive_real",
+    "check_real",
     "check_rng",
     "check_sequence_logprobs",
     "check_shape",
@@ -46,6 +48,7 @@ __all__ = [
     "check_unit_interval",
     "check_values_for_rewards",
     "check_weights",
+    "float_or_array",
 ]
 
 
@@ -136,6 +139,53 @@ def _as_real_scalar(x: Any, name: str) -> float:
     if not isinstance(x, numbers.Real):
         raise ValueError(f"{name} must be a real number; got {x!r}")
     return float(x)
+
+
+def check_real(x: Any, name: str) -> float:
+    """Return ``x`` (a Python or NumPy number, or a 0-d array) as a finite Python float.
+
+    Examples
+    --------
+    >>> check_real(np.float32(0.5), "reward_value")
+    0.5
+    """
+    value = _as_real_scalar(x, name)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {show_value(value)}")
+    return value
+
+
+def float_or_array(result: Any) -> float | np.ndarray:
+    """A Python float for a 0-d result, a float64 array otherwise (the library's return rule).
+
+    Examples
+    --------
+    >>> float_or_array(np.array(2.0)), float_or_array(np.array([1, 2]))
+    (2.0, array([1., 2.]))
+    """
+    result = np.asarray(result, dtype=np.float64)
+    return float(result) if result.ndim == 0 else result
+
+
+def check_logprob_pair(
+    logprobs: Any, other: Any, mask: Any, other_name: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two arrays of token log-probabilities of one shape (..., L), and a bool mask of it.
+
+    ``logprobs`` are the current policy's; ``other`` (named ``other_name``) the behavior's
+    or the reference's. A ``mask`` of None selects every token.
+
+    Examples
+    --------
+    >>> logprobs, ref, mask = check_logprob_pair([-0.5], [-1.0], None, "ref_logprobs")
+    >>> mask
+    array([ True])
+    """
+    logprobs = check_logprobs(logprobs, "logprobs")
+    other = check_logprobs(other, other_name)
+    check_shape(other, other_name, logprobs.shape, "the shape of logprobs")
+    mask = check_optional_mask(mask, "mask", logprobs.shape)
+    return logprobs, other, mask
 
 
 def check_unit_interval(x: Any, name: str) -> float:
