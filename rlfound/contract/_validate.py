@@ -14,7 +14,7 @@ from rlfound._validation import (
     show_value,
 )
 
-from ._fields import REQUIRED_FIELDS, _where
+from ._fields import FIELDS, REQUIRED_FIELDS, _where
 
 # --- validation ---------------------------------------------------------------------------------
 
@@ -56,10 +56,12 @@ def _reals(batch: Mapping, name: str, shapes: tuple[tuple[int, ...], ...], what:
     return array.astype(np.float64)
 
 
-def _binary(batch: Mapping, name: str, shape: tuple[int, ...], what: str) -> np.ndarray:
-    """A mask field of ``shape``: bool, or numbers that are all 0 or 1."""
+def _binary(
+    batch: Mapping, name: str, shapes: tuple[tuple[int, ...], ...], what: str
+) -> np.ndarray:
+    """A mask field of one of ``shapes``: bool, or numbers that are all 0 or 1."""
     array = _field(batch, name)
-    _check_shape(array, name, (shape,), what)
+    _check_shape(array, name, shapes, what)
     if array.dtype == np.bool_:
         return array
     if array.dtype.kind not in "iuf":
@@ -84,6 +86,10 @@ def _check_shape(
         raise ValueError(
             f"batch[{name!r}] must have shape {allowed} ({what}); got shape {array.shape}"
         )
+
+
+#: How validate reads a field of each declared dtype.
+_READERS = {"int64": _integers, "float64": _reals, "bool": _binary}
 
 
 def _check_attention(attention: np.ndarray) -> None:
@@ -251,6 +257,7 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
             f"{sorted(batch)}"
         )
 
+    # B and L come from input_ids, T from rewards; then every field is read as declared.
     input_ids = _field(batch, "input_ids")
     if input_ids.ndim != 2 or input_ids.shape[1] < 2:
         raise ValueError(
@@ -258,20 +265,6 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
             f"got shape {input_ids.shape}"
         )
     rows, length = input_ids.shape
-    full, targets = (rows, length), (rows, length - 1)
-    aligned = f"(B, L - 1): position j predicts input_ids[:, j + 1], with (B, L) = {full}"
-    input_ids = _integers(batch, "input_ids", (full,), "B sequences, L positions")
-    negative = input_ids < 0
-    if negative.any():
-        index = first_index(negative)
-        raise ValueError(
-            f"batch['input_ids'] must be token ids (>= 0); got {int(input_ids[index])} "
-            f"at {_where(index)}"
-        )
-    attention = _binary(batch, "attention_mask", full, f"the shape of input_ids, {full}")
-    action = _binary(batch, "action_mask", targets, aligned)
-    turn_ids = _integers(batch, "turn_ids", (targets,), aligned)
-    old_logprobs = _reals(batch, "old_logprobs", (targets,), aligned)
     rewards = _field(batch, "rewards")
     if rewards.ndim != 2 or rewards.shape[0] != rows or rewards.shape[1] < 1:
         raise ValueError(
@@ -279,23 +272,27 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
             f"per turn); got shape {rewards.shape}"
         )
     turns = rewards.shape[1]
-    rewards = _reals(batch, "rewards", ((rows, turns),), "one column per turn")
-    version = _integers(
-        batch,
-        "policy_version",
-        (targets, (rows,)),
-        f"one tag per target {targets} or per row ({rows},)",
-    )
+    full, targets = (rows, length), (rows, length - 1)
+    sizes = {"(B, L)": full, "(B, L - 1)": targets, "(B, T)": (rows, turns), "(B,)": (rows,)}
     clean = dict(batch.items())
-    if "ref_logprobs" in batch:
-        clean["ref_logprobs"] = _reals(batch, "ref_logprobs", (targets,), aligned)
-    per_token_advantages = None
-    if "advantages" in batch:
-        advantages = _reals(
-            batch, "advantages", (targets, (rows, turns)), "per token (B, L - 1) or per turn (B, T)"
+    for field in FIELDS:
+        if field.name in batch:
+            shapes = tuple(sizes[shape] for shape in field.shapes)
+            what = field.what.format(full=full, targets=targets, rows=rows)
+            clean[field.name] = _READERS[field.dtype](batch, field.name, shapes, what)
+    input_ids, attention, action = clean["input_ids"], clean["attention_mask"], clean["action_mask"]
+    turn_ids, rewards, version = clean["turn_ids"], clean["rewards"], clean["policy_version"]
+    old_logprobs = clean["old_logprobs"]
+    per_token_advantages = clean["advantages"].shape == targets if "advantages" in clean else None
+
+    # The rules between fields.
+    negative = input_ids < 0
+    if negative.any():
+        index = first_index(negative)
+        raise ValueError(
+            f"batch['input_ids'] must be token ids (>= 0); got {int(input_ids[index])} "
+            f"at {_where(index)}"
         )
-        per_token_advantages = advantages.shape == targets
-        clean["advantages"] = advantages
 
     outside = (turn_ids < -1) | (turn_ids >= turns)
     if outside.any():
@@ -353,13 +350,4 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
                 f"{show_value(clean['advantages'][index])} at {_where(index)}"
             )
 
-    clean.update(
-        input_ids=input_ids,
-        attention_mask=attention,
-        action_mask=action,
-        old_logprobs=old_logprobs,
-        turn_ids=turn_ids,
-        rewards=rewards,
-        policy_version=version,
-    )
     return clean
