@@ -6,6 +6,11 @@ notebook show the same code. A listing keeps a function's signature, the summary
 docstring with its equation, and its code; the reference part of the docstring (Parameters,
 Returns, Raises, References, Examples) lives on the function's API reference page.
 
+The public path is not the file path: ``rlfound.diagnostics.report`` may be defined in
+``rlfound/diagnostics/_report.py`` and re-exported by the package's ``__init__.py``
+(``from ._report import report``). The reader follows such ``from ... import`` re-exports,
+reading the files without importing them, to the file that defines the name.
+
 The trimmed docstring is the summary line, and, when the extended summary has an equation (an
 indented block), every paragraph up to that equation and the sentence that goes on after it
 (a paragraph starting in lower case, up to its first full stop; a further equation if that
@@ -14,11 +19,6 @@ re-wrapped to :data:`PROSE_WIDTH` columns, so that no docstring line makes the l
 sideways; equation lines are kept as written, their alignment matters. The decorators in
 :data:`HIDDEN_DECORATORS` (the overflow guard every public function carries) are left out,
 unless the guard also checks named inputs for the function (``inputs=``).
-
-The public path is not the file path: ``rlfound.diagnostics.report`` may be defined in
-``rlfound/diagnostics/_report.py`` and re-exported by the package's ``__init__.py``
-(``from ._report import report``). The reader follows such ``from ... import`` re-exports,
-reading the files without importing them, to the file that defines the name.
 """
 
 from __future__ import annotations

@@ -42,11 +42,13 @@ from rlfound._validation import (
     check_mask,
     check_nonnegative_int,
     check_nonnegative_real,
+    check_real,
     check_shape,
     check_size,
     check_tabular_logits,
     check_unit_interval,
     finite_output,
+    float_or_array,
 )
 from rlfound.distributions import softmax
 from rlfound.mdp import discounted_occupancy, evaluate_policy, policy_transition_and_reward
@@ -88,14 +90,6 @@ def _as_constraint_array(x: Any, name: str) -> np.ndarray:
     return array
 
 
-def _real_number(x: Any, name: str) -> float:
-    """A finite real scalar (a Python or NumPy number, or a 0-d array) as a Python float."""
-    array = as_float_array(x, name)
-    if array.ndim != 0:
-        raise ValueError(f"{name} must be a real number; got an array of shape {array.shape}")
-    return float(array)
-
-
 def _check_constraints(
     cost_value: Any, multiplier: Any, budget: Any, *, positive: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -124,15 +118,6 @@ def _check_gradients(reward_gradient: Any, cost_gradient: Any, shape: tuple[int,
     return reward_gradient, cost_gradient
 
 
-def _output(array: np.ndarray) -> float | np.ndarray:
-    """A Python float for one constraint, a float64 array for several."""
-    return float(array) if array.ndim == 0 else array.astype(np.float64)
-
-
-# --- scalarization ----------------------------------------------------------------------------
-
-
-@finite_output()
 def scalarized_reward(
     rewards: ArrayLike,
     costs: ArrayLike,
@@ -319,7 +304,7 @@ def lagrangian(
     >>> lagrangian(0.8, 0.04, 2.0, 0.01)
     0.74
     """
-    reward_value = _real_number(reward_value, "reward_value")
+    reward_value = check_real(reward_value, "reward_value")
     cost_value, multiplier, budget = _check_constraints(cost_value, multiplier, budget)
 
     return float(reward_value - np.sum(multiplier * (cost_value - budget)))
@@ -390,7 +375,7 @@ def lagrangian_gradients(
     )
 
     penalty = np.tensordot(multiplier, cost_gradient, axes=multiplier.ndim)  # Σ_k ν_k ∇J_Ck
-    return reward_gradient - penalty, _output(budget - cost_value)
+    return reward_gradient - penalty, float_or_array(budget - cost_value)
 
 
 @finite_output()
@@ -473,8 +458,8 @@ def multiplier_update(
 
     violation = cost_value - budget  # = -∂J_ν/∂ν
     if parameterization == "projected":
-        return _output(np.maximum(0.0, multiplier + multiplier_lr * violation))
-    return _output(multiplier * np.exp(multiplier_lr * multiplier * violation))
+        return float_or_array(np.maximum(0.0, multiplier + multiplier_lr * violation))
+    return float_or_array(multiplier * np.exp(multiplier_lr * multiplier * violation))
 
 
 @finite_output()
@@ -622,7 +607,7 @@ def _call_oracle(oracle: Callable, params: np.ndarray, constraints: tuple[int, .
             f"cost_gradient); got {type(result).__name__}"
         )
     try:
-        reward_value = _real_number(result[0], "reward_value")
+        reward_value = check_real(result[0], "reward_value")
         cost_value = as_float_array_like(result[2], "cost_value", constraints, "multiplier")
         reward_gradient, cost_gradient = _check_gradients(result[1], result[3], constraints)
         check_shape(reward_gradient, "reward_gradient", params.shape, "the shape of params")
@@ -1033,8 +1018,8 @@ def occupancy_lp(
         policy=policy,
         occupancy=occupancy,
         reward_value=float(expected_reward @ occupancy[states].ravel()),
-        cost_value=_output(cost_value.reshape(budget.shape)),
-        multiplier=_output(multiplier.reshape(budget.shape)),
+        cost_value=float_or_array(cost_value.reshape(budget.shape)),
+        multiplier=float_or_array(multiplier.reshape(budget.shape)),
     )
 
 

@@ -32,6 +32,7 @@ from rlfound._validation import (
     check_positive_int,
     check_shape,
     finite_output,
+    raise_first,
 )
 from rlfound.distributions import categorical_score, softmax
 
@@ -321,12 +322,12 @@ def _divided_by_std_plus_eps(
         eps = eps / power
     divisor = np.broadcast_to(std + eps, centered.shape)
     undefined = (divisor == 0.0) & (centered != 0.0)
-    if undefined.any():
-        index = tuple(int(i) for i in np.argwhere(undefined)[0])
-        raise ValueError(
-            "eps must be > 0 when a std is 0 (or underflows to 0) although the sample differs "
-            f"from the mean: its advantage would be infinite; got eps = 0.0 at index {index}"
-        )
+    raise_first(
+        undefined,
+        "eps must be > 0 when a std is 0 (or underflows to 0) although the sample differs "
+        "from the mean: its advantage would be infinite",
+        got="eps = 0.0",
+    )
     return np.divide(centered, divisor, out=np.zeros_like(centered), where=centered != 0.0)
 
 
@@ -446,6 +447,31 @@ def enumerate_group_gradient(
     return expectation
 
 
+def _check_moment_arguments(
+    probs: Any, outcome_rewards: Any, scores: Any, group_size: Any, advantage_fn: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, Callable]:
+    """The arguments of :func:`group_gradient_moments`, checked; the K**N groups of the
+    exact enumeration (K outcomes of positive probability) within the enumeration limit."""
+    probs = check_distribution(probs, "probs")
+    if probs.ndim != 1:
+        raise ValueError(f"probs must be a 1-D array; got shape {probs.shape}")
+    outcome_rewards = as_float_array(outcome_rewards, "outcome_rewards", ndim=1)
+    check_shape(outcome_rewards, "outcome_rewards", probs.shape, "one entry per outcome")
+    scores = as_float_array(scores, "scores", min_ndim=1)
+    if scores.shape[:1] != probs.shape:
+        raise ValueError(
+            f"scores must have one row per outcome, shape ({len(probs)}, ...); "
+            f"got shape {scores.shape}"
+        )
+    group_size = check_positive_int(group_size, "group_size")
+    support = int(np.count_nonzero(probs > 0.0))
+    count = capped_power(support, group_size)  # exact up to the limit
+    what = f"K**N = {support}**{group_size} > {MAX_ENUMERATION} groups"
+    check_enumeration_size(count, "group_size", what)
+    advantage_fn = check_callable(advantage_fn, "advantage_fn")
+    return probs, outcome_rewards, scores, group_size, advantage_fn
+
+
 @finite_output()
 def group_gradient_moments(
     probs: ArrayLike,
@@ -528,23 +554,10 @@ def group_gradient_moments(
     ...                        leave_one_out_advantages)[0]
     array(0.25)
     """
-    probs = check_distribution(probs, "probs")
-    if probs.ndim != 1:
-        raise ValueError(f"probs must be a 1-D array; got shape {probs.shape}")
-    outcome_rewards = as_float_array(outcome_rewards, "outcome_rewards", ndim=1)
-    check_shape(outcome_rewards, "outcome_rewards", probs.shape, "one entry per outcome")
-    scores = as_float_array(scores, "scores", min_ndim=1)
-    if scores.shape[:1] != probs.shape:
-        raise ValueError(
-            f"scores must have one row per outcome, shape ({len(probs)}, ...); "
-            f"got shape {scores.shape}"
-        )
-    group_size = check_positive_int(group_size, "group_size")
+    probs, outcome_rewards, scores, group_size, advantage_fn = _check_moment_arguments(
+        probs, outcome_rewards, scores, group_size, advantage_fn
+    )
     support = np.flatnonzero(probs > 0.0)
-    count = capped_power(len(support), group_size)  # exact up to the limit
-    what = f"K**N = {len(support)}**{group_size} > {MAX_ENUMERATION} groups"
-    check_enumeration_size(count, "group_size", what)
-    advantage_fn = check_callable(advantage_fn, "advantage_fn")
 
     flat = scores.reshape(len(probs), -1)
     group_first = np.zeros(flat.shape[1])  # E[ĝ]

@@ -31,6 +31,7 @@ from rlfound._validation import (
     check_choice,
     check_distribution,
     check_logits,
+    check_logprob_pair,
     check_logprobs,
     check_nonnegative_real,
     check_optional_mask,
@@ -38,6 +39,8 @@ from rlfound._validation import (
     check_shape,
     check_support,
     finite_output,
+    float_or_array,
+    raise_first,
 )
 from rlfound.distributions import categorical_score
 
@@ -69,17 +72,6 @@ _MAX_EXP = float(np.log(np.finfo(np.float64).max))
 # --- private helpers ------------------------------------------------------------------------
 
 
-def _as_result(total: np.ndarray) -> np.ndarray | float:
-    """A Python float for a 0-d result, the float64 array otherwise."""
-    return float(total) if total.ndim == 0 else total
-
-
-def _where_first(bad: np.ndarray) -> str:
-    """' at index (i, j)' of the first True entry of ``bad``, or nothing for a scalar."""
-    index = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
-    return f" at index {index}" if index else ""
-
-
 def _exp_minus_one_minus(u: np.ndarray) -> np.ndarray:
     """exp(u) - 1 - u, accurate also for |u| << 1, where expm1(u) - u would cancel.
 
@@ -96,26 +88,14 @@ def _exp_minus_one_minus(u: np.ndarray) -> np.ndarray:
     return np.where(small, series, np.expm1(w) - w)
 
 
-def _check_pair(
-    logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Two arrays of token log-probabilities of one shape (..., L), and a bool mask."""
-    logprobs = check_logprobs(logprobs, "logprobs")
-    ref_logprobs = check_logprobs(ref_logprobs, "ref_logprobs")
-    check_shape(ref_logprobs, "ref_logprobs", logprobs.shape, "the shape of logprobs")
-    mask = check_optional_mask(mask, "mask", logprobs.shape)
-    return logprobs, ref_logprobs, mask
-
-
 def _check_ratio_finite(log_ratio: np.ndarray, name: str, what: str) -> None:
     """Refuse a log-ratio whose exponential overflows float64 (an infinite estimate)."""
-    too_large = log_ratio > _MAX_EXP
-    if too_large.any():
-        value = float(log_ratio[tuple(np.argwhere(too_large)[0])])
-        raise ValueError(
-            f"{name} must not make {what} exceed {_MAX_EXP:.2f} (its exponential overflows "
-            f"float64 and the estimate would be infinite); got {value!r}{_where_first(too_large)}"
-        )
+    raise_first(
+        log_ratio > _MAX_EXP,
+        f"{name} must not make {what} exceed {_MAX_EXP:.2f} (its exponential overflows "
+        "float64 and the estimate would be infinite)",
+        values=log_ratio,
+    )
 
 
 def _estimate_derivative(estimator: str, log_ratio: np.ndarray) -> np.ndarray:
@@ -187,7 +167,7 @@ def kl_divergence(probs: ArrayLike, ref_probs: ArrayLike) -> np.ndarray | float:
     log_ratio = np.log(np.where(mass, probs, 1.0)) - np.log(np.where(mass, ref_probs, 1.0))
     total = np.sum(np.where(mass, probs * log_ratio, 0.0), axis=-1)
     # The sum is >= 0 exactly; rounding can leave -1e-17 for nearly equal distributions.
-    return _as_result(np.maximum(total, 0.0))
+    return float_or_array(np.maximum(total, 0.0))
 
 
 @finite_output()
@@ -238,7 +218,7 @@ def kl_divergence_logits(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray
     log_probs = special.log_softmax(logits, axis=-1)
     ref_log_probs = special.log_softmax(ref_logits, axis=-1)
     total = np.sum(np.exp(log_probs) * (log_probs - ref_log_probs), axis=-1)
-    return _as_result(np.maximum(total, 0.0))
+    return float_or_array(np.maximum(total, 0.0))
 
 
 @finite_output()
@@ -351,7 +331,7 @@ def k1(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     >>> k1(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([ 0.69314718, -0.69314718])
     """
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
     # where(), not a product: a masked position gives exactly 0 whatever its log-probabilities.
     return np.where(mask, logprobs - ref_logprobs, 0.0)
 
@@ -401,7 +381,7 @@ def k2(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     >>> k2(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([0.24022651, 0.24022651])
     """
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
     log_ratio = np.where(mask, logprobs - ref_logprobs, 0.0)  # k1, and 0 where masked
     return 0.5 * log_ratio**2
 
@@ -475,7 +455,7 @@ def k3(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     >>> k3(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([0.19314718, 0.30685282])
     """
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
     log_ratio = np.where(mask, logprobs - ref_logprobs, 0.0)  # k1, and 0 where masked
     _check_ratio_finite(-log_ratio, "ref_logprobs", "ref_logprobs - logprobs")
     # exp(u) - 1 - u at u = -k1, without cancellation when u is small (0 where masked).
@@ -533,7 +513,7 @@ def k_abs(
     >>> k_abs(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([0.69314718, 0.69314718])
     """
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
     # where(), not a product: a masked position gives exactly 0 whatever its log-probabilities.
     return np.where(mask, np.abs(logprobs - ref_logprobs), 0.0)
 
@@ -616,18 +596,19 @@ def sequence_kl(
     """
     estimator = check_choice(estimator, "estimator", ESTIMATORS)
     length_normalized = check_bool(length_normalized, "length_normalized")
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
 
     total = _ESTIMATES[estimator](logprobs, ref_logprobs, mask).sum(axis=-1)
     if not length_normalized:
-        return _as_result(total)
+        return float_or_array(total)
     counts = mask.sum(axis=-1)
-    if np.any(counts == 0):
-        raise ValueError(
-            "mask must select at least one token of every sequence when length_normalized is "
-            f"True (the average of no tokens is undefined); got none{_where_first(counts == 0)}"
-        )
-    return _as_result(total / counts)
+    raise_first(
+        counts == 0,
+        "mask must select at least one token of every sequence when length_normalized is "
+        "True (the average of no tokens is undefined)",
+        got="none",
+    )
+    return float_or_array(total / counts)
 
 
 @finite_output()
@@ -687,18 +668,18 @@ def importance_weighted_kl(
     array([1.38629436])
     """
     estimator = check_choice(estimator, "estimator", ESTIMATORS)
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
     old_logprobs = check_logprobs(old_logprobs, "old_logprobs")
     check_shape(old_logprobs, "old_logprobs", logprobs.shape, "the shape of logprobs")
 
     log_weight = np.where(mask, logprobs - old_logprobs, 0.0)
     _check_ratio_finite(log_weight, "old_logprobs", "logprobs - old_logprobs")
     weighted = np.exp(log_weight) * _ESTIMATES[estimator](logprobs, ref_logprobs, mask)
-    if not np.all(np.isfinite(weighted)):
-        raise ValueError(
-            "old_logprobs must keep the weighted estimates finite; got an overflow"
-            f"{_where_first(~np.isfinite(weighted))}"
-        )
+    raise_first(
+        ~np.isfinite(weighted),
+        "old_logprobs must keep the weighted estimates finite",
+        got="an overflow",
+    )
     return weighted
 
 
@@ -758,11 +739,9 @@ def estimator_logit_gradient(
     actions = check_categories(actions, "actions", logits)
     ref_logprobs = as_float_array(ref_logprobs, "ref_logprobs")
     check_shape(ref_logprobs, "ref_logprobs", actions.shape, "the shape of actions")
-    if np.any(ref_logprobs > 0.0):
-        raise ValueError(
-            "ref_logprobs must be log-probabilities (<= 0); got "
-            f"{float(ref_logprobs[ref_logprobs > 0.0].flat[0])!r}{_where_first(ref_logprobs > 0)}"
-        )
+    raise_first(
+        ref_logprobs > 0.0, "ref_logprobs must be log-probabilities (<= 0)", values=ref_logprobs
+    )
 
     all_logprobs = special.log_softmax(logits, axis=-1)
     if logits.ndim == 1:
@@ -896,7 +875,7 @@ def kl_regularized_value(
     0.6931471805599454
     """
     ref_probs, action_rewards, beta = _check_regularized(ref_probs, action_rewards, beta)
-    return _as_result(beta * _tilted_log_normalizer(ref_probs, action_rewards, beta))
+    return float_or_array(beta * _tilted_log_normalizer(ref_probs, action_rewards, beta))
 
 
 @finite_output()
@@ -947,7 +926,7 @@ def kl_regularized_objective(
     probs = check_distribution(probs, "probs")
     check_shape(probs, "probs", ref_probs.shape, "the shape of ref_probs")
     divergence = kl_divergence(probs, ref_probs)
-    return _as_result(np.sum(probs * action_rewards, axis=-1) - beta * np.asarray(divergence))
+    return float_or_array(np.sum(probs * action_rewards, axis=-1) - beta * np.asarray(divergence))
 
 
 # --- direct preference optimization ----------------------------------------------------------

@@ -17,6 +17,8 @@ whose states are worth 0, never bootstrap, and whose outgoing rows (of ``transit
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -594,6 +596,24 @@ def discounted_occupancy(
     return occupancy
 
 
+def _check_value_iteration(
+    transition: Any, reward: Any, gamma: Any, terminal: Any, tol: Any, max_iterations: Any
+) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, float, int]:
+    """The arguments of :func:`value_iteration`, checked and converted."""
+    transition, terminal = check_dynamics(transition, terminal)
+    reward = as_float_array(reward, "reward", ndim=3)
+    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
+    gamma = check_unit_interval(gamma, "gamma")
+    tol = check_positive_real(tol, "tol")
+    max_iterations = check_size(
+        check_positive_int(max_iterations, "max_iterations"),
+        "max_iterations",
+        MAX_ITERATIONS,
+        "iterations",
+    )
+    return transition, reward, gamma, terminal, tol, max_iterations
+
+
 @finite_output()
 def value_iteration(
     transition: ArrayLike,
@@ -678,16 +698,8 @@ def value_iteration(
     >>> values, q[0], policy[0]
     (array([1.8, 2. , 0. ]), array([1. , 1.8]), array([0., 1.]))
     """
-    transition, terminal = check_dynamics(transition, terminal)
-    reward = as_float_array(reward, "reward", ndim=3)
-    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
-    gamma = check_unit_interval(gamma, "gamma")
-    tol = check_positive_real(tol, "tol")
-    max_iterations = check_size(
-        check_positive_int(max_iterations, "max_iterations"),
-        "max_iterations",
-        MAX_ITERATIONS,
-        "iterations",
+    transition, reward, gamma, terminal, tol, max_iterations = _check_value_iteration(
+        transition, reward, gamma, terminal, tol, max_iterations
     )
 
     live = ~terminal

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 from rlfound._validation import (
     as_float_array,
     as_float_array_like,
+    check_clip_ranges,
     check_logprobs,
     check_nonnegative_real,
     check_optional_mask,
@@ -41,23 +42,6 @@ __all__ = [
 
 
 # --- checks shared by the functions of this module ---------------------------------------------
-
-
-def _check_clip_ranges(
-    clip_low: float, clip_high: float | None, dual_clip: float | None
-) -> tuple[float, float, float | None]:
-    """ε_low in [0, 1), ε_high >= 0 (None: ε_low), and a dual clip c_dual > 1 or None."""
-    clip_low = check_nonnegative_real(clip_low, "clip_low")
-    if clip_low >= 1.0:
-        raise ValueError(f"clip_low must be in [0, 1) so that 1 - clip_low > 0; got {clip_low!r}")
-    clip_high = clip_low if clip_high is None else check_nonnegative_real(clip_high, "clip_high")
-    if dual_clip is not None:
-        dual_clip = check_positive_real(dual_clip, "dual_clip")
-        if dual_clip <= 1.0:
-            raise ValueError(
-                f"dual_clip must be > 1 (a bound on ρ for negative advantages); got {dual_clip!r}"
-            )
-    return clip_low, clip_high, dual_clip
 
 
 def _check_ratio_and_advantages(ratio: ArrayLike, advantages: ArrayLike):
@@ -180,7 +164,7 @@ def clipped_surrogate(
     array([-3.])
     """
     ratio, advantages = _check_ratio_and_advantages(ratio, advantages)
-    clip_low, clip_high, dual_clip = _check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
 
     clipped_ratio = np.clip(ratio, 1.0 - clip_low, 1.0 + clip_high)
     objective = np.minimum(ratio * advantages, clipped_ratio * advantages)
@@ -245,7 +229,7 @@ def clipped_surrogate_gradient(
     array([ 0.5,  1.1,  0. , -1.5])
     """
     ratio, advantages = _check_ratio_and_advantages(ratio, advantages)
-    clip_low, clip_high, dual_clip = _check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
 
     inside = _unclipped(ratio, advantages, clip_low, clip_high, dual_clip)
     return np.where(inside, ratio * advantages, 0.0)
@@ -319,7 +303,7 @@ def clipped_policy_loss(
     logprobs, old_logprobs, advantages, mask = _check_token_batch(
         logprobs, old_logprobs, advantages, mask
     )
-    clip_low, clip_high, dual_clip = _check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
 
     ratio = np.exp(logprobs - old_logprobs)
     objective = clipped_surrogate(ratio, advantages, clip_low, clip_high, dual_clip)
@@ -376,7 +360,7 @@ def clipped_policy_loss_gradient(
     logprobs, old_logprobs, advantages, mask = _check_token_batch(
         logprobs, old_logprobs, advantages, mask
     )
-    clip_low, clip_high, dual_clip = _check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
 
     ratio = np.exp(logprobs - old_logprobs)
     slope = clipped_surrogate_gradient(ratio, advantages, clip_low, clip_high, dual_clip)
@@ -442,7 +426,7 @@ def clip_fractions(
     """
     ratio, advantages = _check_ratio_and_advantages(ratio, advantages)
     mask = check_optional_mask(mask, "mask", ratio.shape)
-    clip_low, clip_high, dual_clip = _check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
 
     clipped = ~_unclipped(ratio, advantages, clip_low, clip_high, dual_clip)
     fractions = []

@@ -78,6 +78,8 @@ holds the filler value. ``rewards``, turn-level ``advantages`` and a per-row
 :func:`validate` checks every rule of the contract; a failure raises ``ValueError`` naming
 the field and the first offending position.
 
+The table above is declared once, as :data:`FIELDS` (one :class:`Field` per row);
+:func:`validate` reads every field by it, and chapter 13's table is tested against it.
 The code lives in private files: ``_fields`` (the field table), ``_build`` (episodes to a
 batch; the targets' log-probabilities), ``_validate`` (the checks), ``_packing`` (packed
 streams). Import the names from ``rlfound.contract``; the files are not an API.
@@ -86,16 +88,26 @@ Book: chapter 13 (the training-batch contract and its invariants).
 """
 
 from ._build import build_batch, target_logprobs
-from ._fields import FILL, OPTIONAL_FIELDS, PACKED_FIELDS, REQUIRED_FIELDS, SEGMENT_KINDS
+from ._fields import (
+    FIELDS,
+    FILL,
+    OPTIONAL_FIELDS,
+    PACKED_FIELDS,
+    REQUIRED_FIELDS,
+    SEGMENT_KINDS,
+    Field,
+)
 from ._packing import block_diagonal_attention, pack, unpack
 from ._validate import validate
 
 __all__ = [
+    "FIELDS",
     "FILL",
     "OPTIONAL_FIELDS",
     "PACKED_FIELDS",
     "REQUIRED_FIELDS",
     "SEGMENT_KINDS",
+    "Field",
     "block_diagonal_attention",
     "build_batch",
     "pack",

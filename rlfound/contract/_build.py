@@ -19,6 +19,8 @@ from rlfound._validation import (
     check_nonnegative_int,
     check_size,
     finite_output,
+    first_index,
+    show_value,
 )
 from rlfound.tokens import token_logprobs
 
@@ -27,8 +29,6 @@ from ._fields import (
     _PADDING_SIDES,
     _SEGMENT_KEYS,
     SEGMENT_KINDS,
-    _first,
-    _show,
     _where,
 )
 
@@ -139,9 +139,9 @@ def _segment_logprobs(values: Any, name: str, size: int) -> np.ndarray:
         )
     positive = values > 0.0
     if positive.any():
-        index = _first(positive)
+        index = first_index(positive)
         raise ValueError(
-            f"{name} must be log-probabilities (<= 0); got {_show(values[index])} at index "
+            f"{name} must be log-probabilities (<= 0); got {show_value(values[index])} at index "
             f"{_where(index)}"
         )
     return values

@@ -10,9 +10,11 @@ from numpy.typing import ArrayLike
 from rlfound._validation import (
     check_nonnegative_int,
     finite_output,
+    first_index,
+    show_value,
 )
 
-from ._fields import REQUIRED_FIELDS, _first, _show, _where
+from ._fields import FIELDS, REQUIRED_FIELDS, _where
 
 # --- validation ---------------------------------------------------------------------------------
 
@@ -35,9 +37,10 @@ def _integers(
     if array.dtype.kind == "f":
         bad = ~np.isfinite(array) | (array != np.round(array))
         if bad.any():
-            index = _first(bad)
+            index = first_index(bad)
             raise ValueError(
-                f"batch[{name!r}] must hold integers; got {_show(array[index])} at {_where(index)}"
+                f"batch[{name!r}] must hold integers; got {show_value(array[index])} "
+                f"at {_where(index)}"
             )
     elif array.dtype.kind not in "iu":
         raise ValueError(f"batch[{name!r}] must hold integers; got dtype {array.dtype}")
@@ -53,10 +56,12 @@ def _reals(batch: Mapping, name: str, shapes: tuple[tuple[int, ...], ...], what:
     return array.astype(np.float64)
 
 
-def _binary(batch: Mapping, name: str, shape: tuple[int, ...], what: str) -> np.ndarray:
-    """A mask field of ``shape``: bool, or numbers that are all 0 or 1."""
+def _binary(
+    batch: Mapping, name: str, shapes: tuple[tuple[int, ...], ...], what: str
+) -> np.ndarray:
+    """A mask field of one of ``shapes``: bool, or numbers that are all 0 or 1."""
     array = _field(batch, name)
-    _check_shape(array, name, (shape,), what)
+    _check_shape(array, name, shapes, what)
     if array.dtype == np.bool_:
         return array
     if array.dtype.kind not in "iuf":
@@ -65,9 +70,9 @@ def _binary(batch: Mapping, name: str, shape: tuple[int, ...], what: str) -> np.
         )
     bad = (array != 0) & (array != 1)
     if bad.any():
-        index = _first(bad)
+        index = first_index(bad)
         raise ValueError(
-            f"batch[{name!r}] must be a boolean (or 0/1) mask; got {_show(array[index])} at "
+            f"batch[{name!r}] must be a boolean (or 0/1) mask; got {show_value(array[index])} at "
             f"{_where(index)}"
         )
     return array.astype(bool)
@@ -81,6 +86,10 @@ def _check_shape(
         raise ValueError(
             f"batch[{name!r}] must have shape {allowed} ({what}); got shape {array.shape}"
         )
+
+
+#: How validate reads a field of each declared dtype.
+_READERS = {"int64": _integers, "float64": _reals, "bool": _binary}
 
 
 def _check_attention(attention: np.ndarray) -> None:
@@ -108,7 +117,7 @@ def _check_action_mask(action: np.ndarray, attention: np.ndarray, turn_ids: np.n
     bad = action & ~allowed
     if not bad.any():
         return
-    row, position = _first(bad)
+    row, position = first_index(bad)
     # Diagnose the classic off-by-one: a mask written at the input positions of the policy
     # tokens instead of at their targets sits one position to the right of the target mask,
     # so shifting the row left by one puts every 1 on an allowed target.
@@ -142,7 +151,7 @@ def _check_turn_order(turn_ids: np.ndarray, attention: np.ndarray) -> np.ndarray
     if bad.any():
         raise ValueError(
             "batch['turn_ids'] must be -1 where the prediction touches padding; got "
-            f"{int(turn_ids[_first(bad)])} at {_where(_first(bad))}"
+            f"{int(turn_ids[first_index(bad)])} at {_where(first_index(bad))}"
         )
     # The largest turn seen before each position (-1 at the start of a row): a labeled
     # position must repeat it or add one to it, so the labels run 0, 1, 2, ... in order.
@@ -151,7 +160,7 @@ def _check_turn_order(turn_ids: np.ndarray, attention: np.ndarray) -> np.ndarray
     before = np.concatenate([np.full((len(turn_ids), 1), -1), seen[:, :-1]], axis=1)
     out_of_order = labeled & ((turn_ids < before) | (turn_ids > before + 1))
     if out_of_order.any():
-        row, position = _first(out_of_order)
+        row, position = first_index(out_of_order)
         label, previous = int(turn_ids[row, position]), int(before[row, position])
         after = "the start of the row" if previous < 0 else f"turn {previous}"
         raise ValueError(
@@ -164,10 +173,10 @@ def _check_turn_order(turn_ids: np.ndarray, attention: np.ndarray) -> np.ndarray
 def _check_logprobs(values: np.ndarray, name: str, action: np.ndarray) -> None:
     bad = action & ~(np.isfinite(values) & (values <= 0.0))
     if bad.any():
-        index = _first(bad)
+        index = first_index(bad)
         raise ValueError(
             f"batch[{name!r}] must be log-probabilities (finite, <= 0) where action_mask is 1; "
-            f"got {_show(values[index])} at {_where(index)}"
+            f"got {show_value(values[index])} at {_where(index)}"
         )
 
 
@@ -248,6 +257,7 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
             f"{sorted(batch)}"
         )
 
+    # B and L come from input_ids, T from rewards; then every field is read as declared.
     input_ids = _field(batch, "input_ids")
     if input_ids.ndim != 2 or input_ids.shape[1] < 2:
         raise ValueError(
@@ -255,19 +265,6 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
             f"got shape {input_ids.shape}"
         )
     rows, length = input_ids.shape
-    full, targets = (rows, length), (rows, length - 1)
-    aligned = f"(B, L - 1): position j predicts input_ids[:, j + 1], with (B, L) = {full}"
-    input_ids = _integers(batch, "input_ids", (full,), "B sequences, L positions")
-    negative = input_ids < 0
-    if negative.any():
-        raise ValueError(
-            f"batch['input_ids'] must be token ids (>= 0); got {int(input_ids[_first(negative)])} "
-            f"at {_where(_first(negative))}"
-        )
-    attention = _binary(batch, "attention_mask", full, f"the shape of input_ids, {full}")
-    action = _binary(batch, "action_mask", targets, aligned)
-    turn_ids = _integers(batch, "turn_ids", (targets,), aligned)
-    old_logprobs = _reals(batch, "old_logprobs", (targets,), aligned)
     rewards = _field(batch, "rewards")
     if rewards.ndim != 2 or rewards.shape[0] != rows or rewards.shape[1] < 1:
         raise ValueError(
@@ -275,27 +272,31 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
             f"per turn); got shape {rewards.shape}"
         )
     turns = rewards.shape[1]
-    rewards = _reals(batch, "rewards", ((rows, turns),), "one column per turn")
-    version = _integers(
-        batch,
-        "policy_version",
-        (targets, (rows,)),
-        f"one tag per target {targets} or per row ({rows},)",
-    )
+    full, targets = (rows, length), (rows, length - 1)
+    sizes = {"(B, L)": full, "(B, L - 1)": targets, "(B, T)": (rows, turns), "(B,)": (rows,)}
     clean = dict(batch.items())
-    if "ref_logprobs" in batch:
-        clean["ref_logprobs"] = _reals(batch, "ref_logprobs", (targets,), aligned)
-    per_token_advantages = None
-    if "advantages" in batch:
-        advantages = _reals(
-            batch, "advantages", (targets, (rows, turns)), "per token (B, L - 1) or per turn (B, T)"
+    for field in FIELDS:
+        if field.name in batch:
+            shapes = tuple(sizes[shape] for shape in field.shapes)
+            what = field.what.format(full=full, targets=targets, rows=rows)
+            clean[field.name] = _READERS[field.dtype](batch, field.name, shapes, what)
+    input_ids, attention, action = clean["input_ids"], clean["attention_mask"], clean["action_mask"]
+    turn_ids, rewards, version = clean["turn_ids"], clean["rewards"], clean["policy_version"]
+    old_logprobs = clean["old_logprobs"]
+    per_token_advantages = clean["advantages"].shape == targets if "advantages" in clean else None
+
+    # The rules between fields.
+    negative = input_ids < 0
+    if negative.any():
+        index = first_index(negative)
+        raise ValueError(
+            f"batch['input_ids'] must be token ids (>= 0); got {int(input_ids[index])} "
+            f"at {_where(index)}"
         )
-        per_token_advantages = advantages.shape == targets
-        clean["advantages"] = advantages
 
     outside = (turn_ids < -1) | (turn_ids >= turns)
     if outside.any():
-        index = _first(outside)
+        index = first_index(outside)
         raise ValueError(
             f"batch['turn_ids'] must be in [-1, T) with T = {turns} turns (the columns of "
             f"rewards); got {int(turn_ids[index])} at {_where(index)}"
@@ -311,17 +312,17 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
     for name, values in per_turn:
         bad = ~np.isfinite(values) | (beyond & (values != 0.0))
         if bad.any():
-            row, column = _first(bad)
+            row, column = first_index(bad)
             raise ValueError(
                 f"batch[{name!r}] must be finite, and 0 beyond the last turn of a row (row {row} "
-                f"has {int(num_turns[row])} turn(s)); got {_show(values[row, column])} at "
+                f"has {int(num_turns[row])} turn(s)); got {show_value(values[row, column])} at "
                 f"{_where((row, column))}"
             )
 
     tags = version if version.ndim == 2 else np.broadcast_to(version[:, None], targets)
     untagged = action & (tags < 0)
     if untagged.any():
-        index = _first(untagged)
+        index = first_index(untagged)
         raise ValueError(
             "batch['policy_version'] must tag every trained token with the version (>= 0) of "
             f"the policy that sampled it and produced its old_logprobs; got {int(tags[index])} "
@@ -330,7 +331,7 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
     if learner_version is not None:
         ahead = action & (tags > learner_version)
         if ahead.any():
-            index = _first(ahead)
+            index = first_index(ahead)
             raise ValueError(
                 f"batch['policy_version'] must not be newer than the learner's version "
                 f"{learner_version} (the sampler cannot be ahead of the learner); got "
@@ -343,19 +344,10 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
     if per_token_advantages:
         bad = action & ~np.isfinite(clean["advantages"])
         if bad.any():
-            index = _first(bad)
+            index = first_index(bad)
             raise ValueError(
                 "batch['advantages'] must be finite where action_mask is 1; got "
-                f"{_show(clean['advantages'][index])} at {_where(index)}"
+                f"{show_value(clean['advantages'][index])} at {_where(index)}"
             )
 
-    clean.update(
-        input_ids=input_ids,
-        attention_mask=attention,
-        action_mask=action,
-        old_logprobs=old_logprobs,
-        turn_ids=turn_ids,
-        rewards=rewards,
-        policy_version=version,
-    )
     return clean

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike
 from rlfound._validation import (
     as_float_array,
     check_indices,
-    check_logprobs,
+    check_logprob_pair,
     check_optional_mask,
     check_shape,
 )
@@ -44,11 +44,8 @@ def _labels(labels: ArrayLike, name: str, shape: tuple[int, ...]) -> np.ndarray:
 
 def _token_pair(logprobs: ArrayLike, old_logprobs: ArrayLike, mask: ArrayLike | None):
     """log π and log μ of one shape (..., L), and a bool mask that selects some token."""
-    logprobs = check_logprobs(logprobs, "logprobs")
-    old_logprobs = check_logprobs(old_logprobs, "old_logprobs")
-    check_shape(old_logprobs, "old_logprobs", logprobs.shape, "the shape of logprobs")
-    mask = _selected(check_optional_mask(mask, "mask", logprobs.shape))
-    return logprobs, old_logprobs, mask
+    logprobs, old_logprobs, mask = check_logprob_pair(logprobs, old_logprobs, mask, "old_logprobs")
+    return logprobs, old_logprobs, _selected(mask)
 
 
 def _norm(array: np.ndarray) -> float:

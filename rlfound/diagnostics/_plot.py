@@ -49,6 +49,97 @@ def _check_run(run: Any, label: str) -> list:
     return list(run)
 
 
+def _runs(history: Any) -> dict[str, list]:
+    """The runs of ``history`` by label: one unlabeled run for a plain list of tables."""
+    if isinstance(history, Mapping):
+        if not history:
+            raise ValueError("history must hold at least one run; got an empty mapping")
+        return {str(label): _check_run(run, f"[{label!r}]") for label, run in history.items()}
+    return {"": _check_run(history, "")}
+
+
+def _names_of(panel: str | Sequence[str]) -> tuple[str, ...]:
+    """The diagnostics one panel draws: a name, or a tuple of names."""
+    return (panel,) if isinstance(panel, str) else tuple(panel)
+
+
+def _choose_panels(names: Any, runs: dict[str, list]) -> list:
+    """The panels to draw: ``names`` checked against the diagnostics that occur in the runs,
+    or (``names`` None) the default panels that occur."""
+    present = set().union(*(table.keys() for run in runs.values() for table in run))
+    if names is None:
+        panels = [
+            panel for panel in DEFAULT_PANELS if any(name in present for name in _names_of(panel))
+        ]
+        if not panels:
+            raise ValueError(
+                "names must be given when history holds none of the default panels; got "
+                f"names None and the diagnostics {sorted(present)[:5]}"
+            )
+        return panels
+    if isinstance(names, str) or not isinstance(names, Sequence) or not names:
+        raise ValueError(f"names must be a non-empty list of diagnostic names; got {names!r}")
+    for panel in names:
+        for name in _names_of(panel):
+            if name not in present:
+                raise ValueError(f"names must name diagnostics that occur in history; got {name!r}")
+    return list(names)
+
+
+def _build_series(runs: dict[str, list], panels: list, steps: Any) -> dict:
+    """(run, name) -> (x, y) for every diagnostic drawn: NaN where a table lacks the name."""
+    if steps is not None:
+        steps = as_float_array(steps, "steps", ndim=1)
+        for run in runs.values():
+            check_shape(steps, "steps", (len(run),), "one entry per table of history")
+    series = {}
+    for label, run in runs.items():
+        x = np.arange(len(run), dtype=np.float64) if steps is None else steps
+        for panel in panels:
+            for name in _names_of(panel):
+                column = [table.get(name, np.nan) for table in run]
+                try:
+                    series[label, name] = x, np.array(column, dtype=np.float64)
+                except (TypeError, ValueError) as error:
+                    raise ValueError(
+                        f"history must hold numbers; got {column!r:.60} for {name!r}"
+                    ) from error
+    return series
+
+
+def _draw(runs: dict[str, list], panels: list, series: dict, ncols: int):
+    """The figure: one panel per entry of ``panels``, a line per run and name."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as error:  # matplotlib is a dependency of the book, not of rlfound
+        raise ImportError(
+            "plot_history needs matplotlib, which rlfound does not install; install it with "
+            "`pip install matplotlib` (or `pip install rlfound[book]`)"
+        ) from error
+
+    ncols = min(ncols, len(panels))  # more columns than panels would only be empty axes
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(4.0 * ncols, 2.8 * nrows), squeeze=False, sharex=True
+    )
+    for ax, panel in zip(axes.flat, panels, strict=False):
+        group = _names_of(panel)
+        for label in runs:
+            for name in group:
+                text = " ".join(part for part in (label, "" if len(group) == 1 else name) if part)
+                ax.plot(*series[label, name], marker=".", markersize=3, label=text or None)
+        ax.set_title(" / ".join(group), fontsize=9)
+        if len(group) > 1 or len(runs) > 1:
+            ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("step")
+    fig.tight_layout()
+    return fig
+
+
 @finite_output()
 def plot_history(
     history: Sequence[Mapping[str, float]] | Mapping[str, Sequence[Mapping[str, float]]],
@@ -102,78 +193,8 @@ def plot_history(
     >>> plt.close(fig), plt.close(runs)
     (None, None)
     """
-    if isinstance(history, Mapping):
-        if not history:
-            raise ValueError("history must hold at least one run; got an empty mapping")
-        runs = {str(label): _check_run(run, f"[{label!r}]") for label, run in history.items()}
-    else:
-        runs = {"": _check_run(history, "")}
-    present = set().union(*(table.keys() for run in runs.values() for table in run))
-    if names is None:
-        panels = [
-            panel
-            for panel in DEFAULT_PANELS
-            if any(name in present for name in ((panel,) if isinstance(panel, str) else panel))
-        ]
-        if not panels:
-            raise ValueError(
-                "names must be given when history holds none of the default panels; got "
-                f"names None and the diagnostics {sorted(present)[:5]}"
-            )
-    else:
-        if isinstance(names, str) or not isinstance(names, Sequence) or not names:
-            raise ValueError(f"names must be a non-empty list of diagnostic names; got {names!r}")
-        panels = list(names)
-        for panel in panels:
-            for name in (panel,) if isinstance(panel, str) else panel:
-                if name not in present:
-                    raise ValueError(
-                        f"names must name diagnostics that occur in history; got {name!r}"
-                    )
+    runs = _runs(history)
+    panels = _choose_panels(names, runs)
     ncols = check_positive_int(ncols, "ncols")
-    if steps is not None:
-        steps = as_float_array(steps, "steps", ndim=1)
-        for run in runs.values():
-            check_shape(steps, "steps", (len(run),), "one entry per table of history")
-    series = {}  # (run, name) -> (x, y)
-    for label, run in runs.items():
-        x = np.arange(len(run), dtype=np.float64) if steps is None else steps
-        for panel in panels:
-            for name in (panel,) if isinstance(panel, str) else panel:
-                column = [table.get(name, np.nan) for table in run]
-                try:
-                    series[label, name] = x, np.array(column, dtype=np.float64)
-                except (TypeError, ValueError) as error:
-                    raise ValueError(
-                        f"history must hold numbers; got {column!r:.60} for {name!r}"
-                    ) from error
-
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as error:  # matplotlib is a dependency of the book, not of rlfound
-        raise ImportError(
-            "plot_history needs matplotlib, which rlfound does not install; install it with "
-            "`pip install matplotlib` (or `pip install rlfound[book]`)"
-        ) from error
-
-    ncols = min(ncols, len(panels))  # more columns than panels would only be empty axes
-    nrows = -(-len(panels) // ncols)
-    fig, axes = plt.subplots(
-        nrows, ncols, figsize=(4.0 * ncols, 2.8 * nrows), squeeze=False, sharex=True
-    )
-    for ax, panel in zip(axes.flat, panels, strict=False):
-        group = (panel,) if isinstance(panel, str) else tuple(panel)
-        for label in runs:
-            for name in group:
-                text = " ".join(part for part in (label, "" if len(group) == 1 else name) if part)
-                ax.plot(*series[label, name], marker=".", markersize=3, label=text or None)
-        ax.set_title(" / ".join(group), fontsize=9)
-        if len(group) > 1 or len(runs) > 1:
-            ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(panels) :]:
-        ax.set_visible(False)
-    for ax in axes[-1]:
-        ax.set_xlabel("step")
-    fig.tight_layout()
-    return fig
+    series = _build_series(runs, panels, steps)
+    return _draw(runs, panels, series, ncols)

@@ -12,6 +12,7 @@ from rlfound._validation import (
     check_nonnegative_int,
     check_optional_mask,
     finite_output,
+    raise_first,
 )
 
 from ._common import _LABEL_LIMIT, _log_ratios, _quantile_levels, _selected, _token_pair
@@ -320,18 +321,16 @@ def policy_lag(
     mask = _selected(check_optional_mask(mask, "mask", versions.shape))
 
     unset = mask & (versions < 0)
-    if unset.any():
-        index = tuple(int(i) for i in np.argwhere(unset)[0])
-        raise ValueError(
-            f"policy_version must be >= 0 where mask selects it (a version that sampled the "
-            f"token); got -1 at index {index}"
-        )
+    raise_first(
+        unset,
+        "policy_version must be >= 0 where mask selects it (a version that sampled the token)",
+        got="-1",
+    )
     newer = mask & (versions > learner_version)
-    if newer.any():
-        index = tuple(int(i) for i in np.argwhere(newer)[0])
-        raise ValueError(
-            f"policy_version must not be newer than learner_version ({learner_version}); got "
-            f"{int(versions[index])} at index {index}"
-        )
+    raise_first(
+        newer,
+        f"policy_version must not be newer than learner_version ({learner_version})",
+        values=versions,
+    )
     lag = learner_version - versions[mask]
     return float(lag.mean()), float(lag.max())

@@ -13,15 +13,16 @@ from rlfound._validation import (
     MAX_ARRAY_ENTRIES,
     as_array,
     as_float_array,
+    check_clip_ranges,
     check_logprobs,
     check_mask,
-    check_nonnegative_real,
     check_positive_int,
     check_positive_real,
     check_shape,
     check_size,
     check_unit_interval,
     finite_output,
+    raise_first,
 )
 
 from ._common import _labels, _masked_variance, _quantile_levels
@@ -64,17 +65,6 @@ def _read_per_token(x: Any, name: str, mask: np.ndarray, *, logprob: bool = Fals
     if logprob:
         check_logprobs(clean, name)
     return clean
-
-
-def _check_clip_arguments(clip_low: Any, clip_high: Any, dual_clip: Any) -> None:
-    """The clip ranges of :func:`rlfound.ppo.clip_fractions`, checked before any work."""
-    clip_low = check_nonnegative_real(clip_low, "clip_low")
-    if clip_low >= 1.0:
-        raise ValueError(f"clip_low must be in [0, 1) so that 1 - clip_low > 0; got {clip_low!r}")
-    if clip_high is not None:
-        check_nonnegative_real(clip_high, "clip_high")
-    if dual_clip is not None and check_positive_real(dual_clip, "dual_clip") <= 1.0:
-        raise ValueError(f"dual_clip must be > 1 (a bound on the ratio); got {dual_clip!r}")
 
 
 def _check_fraction(x: Any, name: str) -> float:
@@ -158,12 +148,9 @@ def _check_inputs(view: dict, given: dict) -> dict:
     if given["entropies"] is not None:
         inputs["entropies"] = _read_per_token(given["entropies"], "entropies", action)
         negative = inputs["entropies"] < 0.0
-        if negative.any():
-            index = tuple(int(i) for i in np.argwhere(negative)[0])
-            raise ValueError(
-                "entropies must be >= 0 where action_mask is set; got "
-                f"{float(inputs['entropies'][index])!r} at index {index}"
-            )
+        raise_first(
+            negative, "entropies must be >= 0 where action_mask is set", values=inputs["entropies"]
+        )
     masks = {}
     for name in ("values", "returns"):
         if given[name] is not None:
@@ -209,7 +196,7 @@ def _check_inputs(view: dict, given: dict) -> dict:
     if given["gradients"] is not None:  # checked (and cheap) now, reported in its section
         threshold = 1.0 if inputs["max_grad_norm"] is None else inputs["max_grad_norm"]
         inputs["gradient_norms"] = gradient_norms(given["gradients"], threshold)
-    _check_clip_arguments(given["clip_low"], given["clip_high"], given["dual_clip"])
+    check_clip_ranges(given["clip_low"], given["clip_high"], given["dual_clip"])
     inputs["quantiles"] = _quantile_levels(given["quantiles"])
     inputs["tail_fraction"] = _check_fraction(given["tail_fraction"], "tail_fraction")
     inputs["length_buckets"] = check_size(

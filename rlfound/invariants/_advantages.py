@@ -14,6 +14,7 @@ from rlfound._validation import (
     check_nonnegative_real,
     check_unit_interval,
     finite_output,
+    first_index,
 )
 
 from ._cases import _group_constants, _group_rewards, _packed_streams
@@ -311,8 +312,8 @@ def check_terminal_bootstrap(
         moved = np.where(terminated, rng.normal(0.0, 100.0, size=shape), stream["next_values"])
         gap = np.abs(run({"next_values": moved}) - base)
         if not np.all(gap <= atol * (1.0 + np.abs(base))):
-            where = tuple(int(i) for i in np.argwhere(~(gap <= atol * (1.0 + np.abs(base))))[0])
-            step = tuple(int(i) for i in np.argwhere(terminated)[0])
+            where = first_index(~(gap <= atol * (1.0 + np.abs(base))))
+            step = first_index(terminated)
             raise case.fail(
                 f"changing next_values only at terminated steps (the first at {step}) changed "
                 f"the result at {where} by {gap[where]:.6g}; a true terminal state has no future "
@@ -326,9 +327,7 @@ def check_terminal_bootstrap(
         expected = run(folded)
         gap_fold = np.abs(base - expected)
         if not np.all(gap_fold <= atol * (1.0 + np.abs(expected))):
-            where = tuple(
-                int(i) for i in np.argwhere(~(gap_fold <= atol * (1.0 + np.abs(expected))))[0]
-            )
+            where = first_index(~(gap_fold <= atol * (1.0 + np.abs(expected))))
             rule = (
                 f"a termination whose reward includes gamma * next_values (gamma = {gamma:g})"
                 if truncation == "bootstrap"

@@ -18,6 +18,7 @@ from rlfound._validation import (
     check_positive_int,
     check_size,
     finite_output,
+    first_index,
 )
 from rlfound.distributions import log_softmax
 
@@ -344,7 +345,7 @@ def check_unit_ratios(
         with np.errstate(over="ignore", invalid="ignore"):
             gap = np.where(valid, np.abs(np.exp(new - recorded) - 1.0), 0.0)
         if not np.all(gap <= atol):
-            where = tuple(int(i) for i in np.argwhere(~(gap <= atol))[0])
+            where = first_index(~(gap <= atol))
             i, j = where
             raise case.fail(
                 f"with the sampler's own parameters the ratio of target {where} is "

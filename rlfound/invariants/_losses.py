@@ -13,6 +13,7 @@ from rlfound._validation import (
     check_choice,
     check_nonnegative_real,
     finite_output,
+    first_index,
 )
 
 from ._cases import (
@@ -149,7 +150,7 @@ def check_masked_tokens(
             leak = ~mask & (gradient != 0.0)
             worst = float(np.abs(gradient[~mask]).max(initial=0.0))
             if leak.any():
-                where = tuple(int(i) for i in np.argwhere(leak)[0])
+                where = first_index(leak)
                 raise case.fail(
                     f"gradient_fn returned {gradient[where]:.6g} at the masked position {where}; "
                     "a masked token must receive exactly zero gradient"
