@@ -34,7 +34,6 @@ from rlfound._validation import (
     check_logprob_pair,
     check_logprobs,
     check_nonnegative_real,
-    check_optional_mask,
     check_positive_real,
     check_shape,
     check_support,
