@@ -6,6 +6,11 @@ notebook show the same code. A listing keeps a function's signature, the summary
 docstring with its equation, and its code; the reference part of the docstring (Parameters,
 Returns, Raises, References, Examples) lives on the function's API reference page.
 
+The public path is not the file path: ``rlfound.diagnostics.report`` may be defined in
+``rlfound/diagnostics/_report.py`` and re-exported by the package's ``__init__.py``
+(``from ._report import report``). The reader follows such ``from ... import`` re-exports,
+reading the files without importing them, to the file that defines the name.
+
 The trimmed docstring is the summary line, and, when the extended summary has an equation (an
 indented block), every paragraph up to that equation and the sentence that goes on after it
 (a paragraph starting in lower case, up to its first full stop; a further equation if that
@@ -158,14 +163,91 @@ def _is_hidden(decorator: ast.expr) -> bool:
     return name in HIDDEN_DECORATORS and not checks_inputs
 
 
-def read_listing(object_path: str) -> Listing:
-    """Read a public function or class from its module's file, its docstring trimmed."""
-    module, name = split_object_path(object_path)
+def _submodule_file(package_dir: Path, name: str) -> Path | None:
+    """The file of the module ``name`` inside the package folder ``package_dir``, if any."""
+    for candidate in (package_dir / f"{name}.py", package_dir / name / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imported_from(statement: ast.ImportFrom, module: str, path: Path) -> tuple[str, Path | None]:
+    """The module a ``from ... import`` statement of ``module`` (file ``path``) reads from.
+
+    A relative import is resolved through the file system, next to ``path``, so that
+    following a package's re-exports imports nothing; an absolute one is found on the path.
+    """
+    if not statement.level:
+        return statement.module, None
+    # The package a relative import starts from: the module itself for an __init__.py.
+    parts = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    folder = path.parent
+    for _ in range(statement.level - 1):
+        parts, folder = parts[:-1], folder.parent
+    tail = statement.module.split(".") if statement.module else []
+    for part in tail[:-1]:
+        folder = folder / part
+    target = _submodule_file(folder, tail[-1]) if tail else folder / "__init__.py"
+    name = ".".join([*parts, *tail])
+    if target is None or not target.is_file():
+        raise ListingError(f"{module} imports from {name!r}, which has no source file")
+    return name, target
+
+
+def _reexport(tree: ast.Module, name: str) -> tuple[ast.ImportFrom, str] | None:
+    """The top-level ``from ... import`` that binds ``name``, with the name it imports."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if (alias.asname or alias.name) == name:
+                    return node, alias.name
+    return None
+
+
+def find_source(module: str, name: str) -> tuple[str, Path, str, ast.FunctionDef | ast.ClassDef]:
+    """The module, file, source text and node that define ``module.name``, statically.
+
+    A name the module does not define but re-exports (``from ._report import report``, or
+    ``from ._report import (report, summary)``) is looked up in the module it comes from, and
+    so on along a chain of re-exports.
+
+    Raises
+    ------
+    ListingError
+        When no module along the chain defines the name as a top-level function or class, or
+        when the re-exports go round in a circle.
+    """
     path = module_file(module)
-    source = path.read_text(encoding="utf-8")
-    node = find_definition(ast.parse(source, filename=str(path)), name)
-    if node is None:
-        raise ListingError(f"{path.name} defines no top-level function or class {name!r}")
+    chain: list[str] = []
+    visited: set[tuple[str, str]] = set()
+    while True:
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source, filename=str(path))
+        node = find_definition(tree, name)
+        if node is not None:
+            return module, path, source, node
+        found = _reexport(tree, name)
+        if found is None:
+            via = f" (re-exported by {', '.join(chain)})" if chain else ""
+            raise ListingError(f"{module}{via} defines no top-level function or class {name!r}")
+        visited.add((module, name))
+        chain.append(module)
+        statement, name = found
+        module, target = _imported_from(statement, module, path)
+        if (module, name) in visited:
+            chain.append(module)
+            raise ListingError(f"the re-exports of {name!r} go round: {' -> '.join(chain)}")
+        path = target if target is not None else module_file(module)
+
+
+def read_listing(object_path: str) -> Listing:
+    """Read a public function or class from the file that defines it, its docstring trimmed.
+
+    ``object_path`` is the public path (``rlfound.module.function``); the file may be a private
+    one that the module re-exports the function from (see :func:`find_source`).
+    """
+    module, name = split_object_path(object_path)
+    _, path, source, node = find_source(module, name)
     lines = source.splitlines()
     shown_decorators = [d for d in node.decorator_list if not _is_hidden(d)]
     decorators = [lines[d.lineno - 1 : d.end_lineno] for d in shown_decorators]

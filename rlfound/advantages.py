@@ -19,7 +19,12 @@ from rlfound import _scan
 from rlfound._validation import (
     as_float_array,
     as_float_array_like,
+    check_bool,
+    check_choice,
     check_episode_flags,
+    check_nonnegative_int,
+    check_nonnegative_real,
+    check_optional_mask,
     check_positive_int,
     check_unit_interval,
     check_values_for_rewards,
@@ -27,7 +32,14 @@ from rlfound._validation import (
 )
 from rlfound.returns import discounted_cumsum
 
-__all__ = ["gae_explicit", "gae_recursive", "k_step_advantages", "packed_gae", "td_errors"]
+__all__ = [
+    "gae_explicit",
+    "gae_recursive",
+    "k_step_advantages",
+    "packed_gae",
+    "td_errors",
+    "whiten_advantages",
+]
 
 
 @finite_output()
@@ -385,3 +397,140 @@ def _packed_td_errors(
         np.subtract(deltas, block_values, out=deltas)
 
     return write_terms
+
+
+_WHITEN_EPS_FORMS = ("variance", "floor", "std")
+
+
+@finite_output()
+def whiten_advantages(
+    advantages: ArrayLike,
+    mask: ArrayLike | None = None,
+    *,
+    ddof: int = 0,
+    eps: float = 1e-8,
+    eps_form: str = "variance",
+    shift_mean: bool = True,
+) -> np.ndarray:
+    """Whiten advantages with one mean and one spread taken over every valid token of a batch.
+
+        μ = Σ m_j A_j / n,    σ² = Σ m_j (A_j - μ)² / (n - ddof),    n = Σ m_j,
+
+        Â_j = (A_j - μ) / s,  s = sqrt(σ² + eps)     eps_form = "variance"
+                              s = sqrt(max(σ², eps)) eps_form = "floor"
+                              s = σ + eps            eps_form = "std"
+
+    (plus μ again when ``shift_mean`` is False). The statistics are those of the batch, not
+    of a group or a sequence: every valid token of every row counts once, so a long response
+    weighs more in μ and σ than a short one. Positions outside ``mask`` (padding, prompt and
+    tool-output tokens) neither enter the statistics nor receive a value: they come back 0.
+    Whitening rescales the gradient by 1/s and, when it shifts the mean, adds a baseline μ/s
+    to every token; the expected gradient changes only by that scale and that baseline.
+
+    Parameters
+    ----------
+    advantages : array_like, shape (...)
+        Advantage estimates; at least 1-D. Only the entries where ``mask`` is True are read
+        (they must be finite); the others may hold anything, even inf or NaN.
+    mask : array_like of bool or 0/1, shape (...), optional
+        Which positions are valid tokens. Default: all.
+    ddof : int, optional
+        Delta degrees of freedom of σ²: 0 (default, the population variance) or 1 (Bessel's
+        correction, ``torch.var``'s default); must be below the number of valid tokens.
+    eps : float, optional
+        Non-negative constant of the spread, placed as ``eps_form`` says; default 1e-8.
+    eps_form : {"variance", "floor", "std"}, optional
+        Where ``eps`` enters s: added to the variance (default), as a floor under the
+        variance, or added to the standard deviation.
+    shift_mean : bool, optional
+        Whether the result keeps mean 0 (default) or has μ added back after scaling.
+
+    Returns
+    -------
+    numpy.ndarray, shape of ``advantages``
+        The whitened advantages, 0 outside ``mask``.
+
+    Raises
+    ------
+    ValueError
+        If ``advantages`` is a scalar or not finite where ``mask`` is True; ``mask`` does not
+        have its shape or is not 0/1; ``ddof`` is not a non-negative integer below the number
+        of valid tokens (so at least one valid token is needed); ``eps`` is negative or not
+        finite, or 0 while the valid advantages are all equal (s would be 0); ``eps_form`` is
+        not one of the three names; or ``shift_mean`` is not a bool.
+
+    Notes
+    -----
+    Checked in the trainers' code:
+
+    - verl, ``masked_whiten`` in ``verl/utils/torch_functional.py`` (volcengine/verl at
+      commit b178a3cd56f58b2d502255daba591e92833930a7): the masked mean and the masked
+      variance with Bessel's correction (``masked_var(..., unbiased=True)``, which raises
+      for a mask of one token), then ``rsqrt(var + 1e-8)``: ``ddof=1, eps=1e-8,
+      eps_form="variance"``. Its GAE (``compute_gae_advantage_return``) and REINFORCE++
+      (``compute_reinforce_plus_plus_outcome_advantage``) in
+      ``verl/trainer/ppo/core_algos.py`` whiten over the whole batch's response mask.
+    - OpenRLHF, ``compute_advantages_and_returns`` in
+      ``openrlhf/trainer/ppo_utils/experience_maker.py`` (OpenRLHF/OpenRLHF at commit
+      3c3be6234e0cb353e76bb8019947db9dfe99fca7), for the estimators ``gae``, ``reinforce``
+      and ``reinforce_baseline``: the mean and the variance over every action token of all
+      experiences (divided by their number, ddof 0) and ``var.clamp(min=1e-8).rsqrt()``:
+      ``ddof=0, eps=1e-8, eps_form="floor"``; ``no_std_norm`` only subtracts the mean.
+    - Stable-Baselines3, ``PPO.train`` in ``stable_baselines3/ppo/ppo.py``
+      (DLR-RM/stable-baselines3 at commit e05d2dbe6eda0acd0ef2e316e3e4065677add3eb), and
+      CleanRL, ``ppo.py`` (vwxyzjn/cleanrl at commit
+      fe8d8a03c41a7ef5b523e2e354bd01c363e786bb): ``(A - mean) / (std + 1e-8)`` with
+      ``torch``'s std (ddof 1), per minibatch, without a mask: ``ddof=1, eps=1e-8,
+      eps_form="std"`` on each minibatch.
+
+    References
+    ----------
+    M. Andrychowicz et al., "What matters in on-policy reinforcement learning? A large-scale
+    empirical study", ICLR, 2021.
+
+    Examples
+    --------
+    Two rows of 2 and 1 valid tokens: the three valid entries are whitened together.
+
+    >>> whiten_advantages([[1.0, 3.0], [2.0, 99.0]], mask=[[1, 1], [1, 0]], eps=0.0)
+    array([[-1.22474487,  1.22474487],
+           [ 0.        ,  0.        ]])
+    >>> whiten_advantages([[1.0, 3.0], [2.0, 99.0]], mask=[[1, 1], [1, 0]], ddof=1, eps=0.0)
+    array([[-1.,  1.],
+           [ 0.,  0.]])
+    """
+    advantages = as_float_array(advantages, "advantages", min_ndim=1, check_finite=False)
+    mask = check_optional_mask(mask, "mask", advantages.shape)
+    valid = advantages[mask]
+    if not np.isfinite(valid).all():
+        index = tuple(int(i) for i in np.argwhere(mask & ~np.isfinite(advantages))[0])
+        raise ValueError(
+            f"advantages must be finite where mask is True; got {float(advantages[index])!r} at "
+            f"index {index}"
+        )
+    ddof = check_nonnegative_int(ddof, "ddof")
+    if ddof >= valid.size:
+        raise ValueError(
+            f"ddof must be smaller than the number of valid tokens ({valid.size}); got {ddof}"
+        )
+    eps = check_nonnegative_real(eps, "eps")
+    eps_form = check_choice(eps_form, "eps_form", _WHITEN_EPS_FORMS)
+    shift_mean = check_bool(shift_mean, "shift_mean")
+
+    mean = valid.mean()
+    variance = np.sum((valid - mean) ** 2) / (valid.size - ddof)
+    if eps_form == "variance":
+        spread = np.sqrt(variance + eps)
+    elif eps_form == "floor":
+        spread = np.sqrt(max(variance, eps))
+    else:
+        spread = np.sqrt(variance) + eps
+    if spread == 0.0:
+        raise ValueError(
+            "eps must be > 0 when the valid advantages are all equal (their spread is 0); "
+            "got eps = 0.0"
+        )
+    whitened = (valid - mean) / spread + (0.0 if shift_mean else mean)
+    result = np.zeros_like(advantages)
+    result[mask] = whitened
+    return result

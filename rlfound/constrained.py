@@ -42,15 +42,16 @@ from rlfound._validation import (
     check_mask,
     check_nonnegative_int,
     check_nonnegative_real,
+    check_real,
     check_shape,
     check_size,
     check_tabular_logits,
     check_unit_interval,
     finite_output,
-    solve_live_values,
+    float_or_array,
 )
 from rlfound.distributions import softmax
-from rlfound.mdp import evaluate_policy, policy_transition_and_reward
+from rlfound.mdp import discounted_occupancy, evaluate_policy, policy_transition_and_reward
 
 __all__ = [
     "ORDERS",
@@ -89,14 +90,6 @@ def _as_constraint_array(x: Any, name: str) -> np.ndarray:
     return array
 
 
-def _real_number(x: Any, name: str) -> float:
-    """A finite real scalar (a Python or NumPy number, or a 0-d array) as a Python float."""
-    array = as_float_array(x, name)
-    if array.ndim != 0:
-        raise ValueError(f"{name} must be a real number; got an array of shape {array.shape}")
-    return float(array)
-
-
 def _check_constraints(
     cost_value: Any, multiplier: Any, budget: Any, *, positive: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -125,15 +118,6 @@ def _check_gradients(reward_gradient: Any, cost_gradient: Any, shape: tuple[int,
     return reward_gradient, cost_gradient
 
 
-def _output(array: np.ndarray) -> float | np.ndarray:
-    """A Python float for one constraint, a float64 array for several."""
-    return float(array) if array.ndim == 0 else array.astype(np.float64)
-
-
-# --- scalarization ----------------------------------------------------------------------------
-
-
-@finite_output()
 def scalarized_reward(
     rewards: ArrayLike,
     costs: ArrayLike,
@@ -320,7 +304,7 @@ def lagrangian(
     >>> lagrangian(0.8, 0.04, 2.0, 0.01)
     0.74
     """
-    reward_value = _real_number(reward_value, "reward_value")
+    reward_value = check_real(reward_value, "reward_value")
     cost_value, multiplier, budget = _check_constraints(cost_value, multiplier, budget)
 
     return float(reward_value - np.sum(multiplier * (cost_value - budget)))
@@ -391,7 +375,7 @@ def lagrangian_gradients(
     )
 
     penalty = np.tensordot(multiplier, cost_gradient, axes=multiplier.ndim)  # Σ_k ν_k ∇J_Ck
-    return reward_gradient - penalty, _output(budget - cost_value)
+    return reward_gradient - penalty, float_or_array(budget - cost_value)
 
 
 @finite_output()
@@ -474,8 +458,8 @@ def multiplier_update(
 
     violation = cost_value - budget  # = -∂J_ν/∂ν
     if parameterization == "projected":
-        return _output(np.maximum(0.0, multiplier + multiplier_lr * violation))
-    return _output(multiplier * np.exp(multiplier_lr * multiplier * violation))
+        return float_or_array(np.maximum(0.0, multiplier + multiplier_lr * violation))
+    return float_or_array(multiplier * np.exp(multiplier_lr * multiplier * violation))
 
 
 @finite_output()
@@ -623,7 +607,7 @@ def _call_oracle(oracle: Callable, params: np.ndarray, constraints: tuple[int, .
             f"cost_gradient); got {type(result).__name__}"
         )
     try:
-        reward_value = _real_number(result[0], "reward_value")
+        reward_value = check_real(result[0], "reward_value")
         cost_value = as_float_array_like(result[2], "cost_value", constraints, "multiplier")
         reward_gradient, cost_gradient = _check_gradients(result[1], result[3], constraints)
         check_shape(reward_gradient, "reward_gradient", params.shape, "the shape of params")
@@ -825,8 +809,7 @@ def value_and_gradient(
     transition_pi, reward_pi = policy_transition_and_reward(transition, reward, policy, terminal)
     values = evaluate_policy(transition_pi, reward_pi, gamma, terminal)  # v_π (checks gamma)
     q_values = np.einsum("sat,sat->sa", transition, np.asarray(reward) + gamma * values)
-    # d_π over the live states L: d_L^T = p_0,L^T (I - γ P_LL)^{-1}, and 0 elsewhere.
-    occupancy = solve_live_values(transition_pi, gamma, terminal, initial, transposed=True)
+    occupancy = discounted_occupancy(transition, policy, initial, gamma, terminal)  # d_π
     gradient = occupancy[:, None] * policy * (q_values - values[:, None])
     gradient[terminal] = 0.0
     return float(initial @ values), gradient
@@ -857,6 +840,66 @@ class ConstrainedSolution(NamedTuple):
     reward_value: float
     cost_value: float | np.ndarray
     multiplier: float | np.ndarray
+
+
+def _check_occupancy_lp(transition, reward, cost, initial, gamma, budget, terminal, allowed):
+    """The arguments of :func:`occupancy_lp`, checked and converted (``allowed`` filled in)."""
+    transition, terminal = check_dynamics(transition, terminal)
+    num_states, num_actions, _ = transition.shape
+    reward = as_float_array(reward, "reward", ndim=3)
+    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
+    initial = check_initial(initial, num_states)
+    gamma = check_unit_interval(gamma, "gamma")
+    budget = _as_constraint_array(budget, "budget")
+    cost = as_float_array(cost, "cost")
+    check_shape(
+        cost, "cost", budget.shape + transition.shape, "(S, A, S), or (M, S, A, S) for M budgets"
+    )
+    allowed = (
+        np.ones((num_states, num_actions), dtype=bool)
+        if allowed is None
+        else check_mask(allowed, "allowed", (num_states, num_actions))
+    )
+    stuck = ~terminal & ~allowed.any(axis=1)
+    if stuck.any():
+        raise ValueError(
+            "allowed must leave at least one action in every live state; "
+            f"got none in state {int(np.flatnonzero(stuck)[0])}"
+        )
+    return transition, reward, cost, initial, gamma, budget, terminal, allowed
+
+
+def _check_lp_status(result: optimize.OptimizeResult, budget: np.ndarray, gamma: float) -> None:
+    """Turn a linear program that did not solve into the error that names its cause."""
+    if result.status == 2:
+        raise ValueError(
+            "budget must be at least the smallest expected cost any (allowed) policy achieves: "
+            f"the constrained problem is infeasible; got {budget.tolist()}"
+        )
+    if result.status == 3:
+        raise ValueError(
+            "gamma must be < 1 unless no policy can collect reward forever without ending: the "
+            f"linear program is unbounded; got gamma = {gamma!r}"
+        )
+    if result.status != 0:  # numerical trouble: e.g. rewards near the float64 limit
+        raise ValueError(
+            "overflow in the occupancy linear program: the solver failed on these finite "
+            f"inputs ({result.message}); rescale reward and costs"
+        )
+
+
+def _policy_of_occupancy(
+    occupancy: np.ndarray, allowed: np.ndarray, terminal: np.ndarray
+) -> np.ndarray:
+    """π(a | s) = d(s, a) / Σ_a d(s, a); uniform over the allowed actions of a state the
+    occupancy never visits (and over all actions in a terminal state)."""
+    num_actions = occupancy.shape[1]
+    visits = occupancy.sum(axis=1, keepdims=True)
+    uniform = allowed / allowed.sum(axis=1, keepdims=True).clip(min=1)
+    uniform[terminal] = 1.0 / num_actions
+    with np.errstate(invalid="ignore", divide="ignore"):
+        policy = np.where(visits > 1e-12, occupancy / visits, uniform)
+    return policy
 
 
 @finite_output()
@@ -939,32 +982,13 @@ def occupancy_lp(
     >>> solution.policy[0], solution.reward_value, solution.multiplier
     (array([0.75, 0.25]), 0.25, 1.0)
     """
-    transition, terminal = check_dynamics(transition, terminal)
+    transition, reward, cost, initial, gamma, budget, terminal, allowed = _check_occupancy_lp(
+        transition, reward, cost, initial, gamma, budget, terminal, allowed
+    )
     num_states, num_actions, _ = transition.shape
-    reward = as_float_array(reward, "reward", ndim=3)
-    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
-    initial = check_initial(initial, num_states)
-    gamma = check_unit_interval(gamma, "gamma")
-    budget = _as_constraint_array(budget, "budget")
-    cost = as_float_array(cost, "cost")
-    check_shape(
-        cost, "cost", budget.shape + transition.shape, "(S, A, S), or (M, S, A, S) for M budgets"
-    )
-    allowed = (
-        np.ones((num_states, num_actions), dtype=bool)
-        if allowed is None
-        else check_mask(allowed, "allowed", (num_states, num_actions))
-    )
-    live = ~terminal
-    stuck = live & ~allowed.any(axis=1)
-    if stuck.any():
-        raise ValueError(
-            "allowed must leave at least one action in every live state; "
-            f"got none in state {int(np.flatnonzero(stuck)[0])}"
-        )
 
     # One variable d(s, a) per live state and action, in C order.
-    states = np.flatnonzero(live)
+    states = np.flatnonzero(~terminal)
     expected_reward = np.einsum("sat,sat->sa", transition, reward)[states].ravel()
     costs = cost.reshape((-1, *transition.shape))  # (M, S, A, S), M = 1 for one budget
     expected_costs = np.einsum("sat,ksat->ksa", transition, costs)[:, states].reshape(
@@ -983,37 +1007,19 @@ def occupancy_lp(
         bounds=bounds,
         method="highs",
     )
-    if result.status == 2:
-        raise ValueError(
-            "budget must be at least the smallest expected cost any (allowed) policy achieves: "
-            f"the constrained problem is infeasible; got {budget.tolist()}"
-        )
-    if result.status == 3:
-        raise ValueError(
-            "gamma must be < 1 unless no policy can collect reward forever without ending: the "
-            f"linear program is unbounded; got gamma = {gamma!r}"
-        )
-    if result.status != 0:  # numerical trouble: e.g. rewards near the float64 limit
-        raise ValueError(
-            "overflow in the occupancy linear program: the solver failed on these finite "
-            f"inputs ({result.message}); rescale reward and costs"
-        )
+    _check_lp_status(result, budget, gamma)
 
     occupancy = np.zeros((num_states, num_actions))
     occupancy[states] = np.maximum(result.x, 0.0).reshape(len(states), num_actions)
-    visits = occupancy.sum(axis=1, keepdims=True)
-    uniform = allowed / allowed.sum(axis=1, keepdims=True).clip(min=1)
-    uniform[terminal] = 1.0 / num_actions
-    with np.errstate(invalid="ignore", divide="ignore"):
-        policy = np.where(visits > 1e-12, occupancy / visits, uniform)
+    policy = _policy_of_occupancy(occupancy, allowed, terminal)  # d(s, a) / Σ_a d(s, a)
     multiplier = np.maximum(-result.ineqlin.marginals, 0.0)  # ∂(-J_R*)/∂C_max <= 0
     cost_value = expected_costs @ occupancy[states].ravel()
     return ConstrainedSolution(
         policy=policy,
         occupancy=occupancy,
         reward_value=float(expected_reward @ occupancy[states].ravel()),
-        cost_value=_output(cost_value.reshape(budget.shape)),
-        multiplier=_output(multiplier.reshape(budget.shape)),
+        cost_value=float_or_array(cost_value.reshape(budget.shape)),
+        multiplier=float_or_array(multiplier.reshape(budget.shape)),
     )
 
 

@@ -29,6 +29,7 @@ from rlfound._validation import (
     MAX_ARRAY_ENTRIES,
     ROW_SUM_TOLERANCE,
     SUPPORT_TOLERANCE,
+    as_array,
     as_float_array,
     check_bool,
     check_indices,
@@ -42,6 +43,7 @@ from rlfound._validation import (
     check_terminal,
     check_unit_interval,
     finite_output,
+    raise_first,
 )
 from rlfound.advantages import td_errors
 from rlfound.episodes import sample_episodes
@@ -277,6 +279,38 @@ def shaped_episode_rewards(rewards: ArrayLike, potentials: ArrayLike, gamma: flo
 # --- counterfactual branching -----------------------------------------------------------------
 
 
+def _check_branching(
+    transition: np.ndarray,
+    terminal: np.ndarray,
+    state: Any,
+    action: Any,
+    gamma: Any,
+    num_branches: Any,
+    horizon: Any,
+    rng: Any,
+) -> tuple[int, int, float, int, int, np.random.Generator]:
+    """The arguments of :func:`branch_advantage` beyond its (checked) MDP: a live state to
+    branch from, an action, and K branches of ``horizon`` steps within the array limit."""
+    num_states, num_actions, _ = transition.shape
+    state = int(check_indices(state, "state", num_states, ndim=0, kind="state"))
+    if terminal[state]:
+        raise ValueError(
+            f"state must be a live (non-terminal) state to branch from; got terminal state {state}"
+        )
+    action = int(check_indices(action, "action", num_actions, ndim=0))
+    gamma = check_unit_interval(gamma, "gamma")
+    num_branches = check_positive_int(num_branches, "num_branches")
+    horizon = check_positive_int(horizon, "horizon")
+    check_size(
+        num_branches * (horizon + 1),
+        "num_branches * (horizon + 1)",
+        MAX_ARRAY_ENTRIES,
+        "array entries",
+    )
+    rng = check_rng(rng)
+    return state, action, gamma, num_branches, horizon, rng
+
+
 @finite_output()
 def branch_advantage(
     transition: ArrayLike,
@@ -362,23 +396,9 @@ def branch_advantage(
     True
     """
     transition, reward, policy, terminal = check_tabular_mdp(transition, reward, policy, terminal)
-    num_states, num_actions, _ = transition.shape
-    state = int(check_indices(state, "state", num_states, ndim=0, kind="state"))
-    if terminal[state]:
-        raise ValueError(
-            f"state must be a live (non-terminal) state to branch from; got terminal state {state}"
-        )
-    action = int(check_indices(action, "action", num_actions, ndim=0))
-    gamma = check_unit_interval(gamma, "gamma")
-    num_branches = check_positive_int(num_branches, "num_branches")
-    horizon = check_positive_int(horizon, "horizon")
-    check_size(
-        num_branches * (horizon + 1),
-        "num_branches * (horizon + 1)",
-        MAX_ARRAY_ENTRIES,
-        "array entries",
+    state, action, gamma, num_branches, horizon, rng = _check_branching(
+        transition, terminal, state, action, gamma, num_branches, horizon, rng
     )
-    rng = check_rng(rng)
 
     # K continuations that take the action first: the first step by hand, then π from the
     # state it reached (sample_episodes starts from that distribution and reports the state).
@@ -397,7 +417,7 @@ def branch_advantage(
     with_action = first_reward + gamma * continued
 
     # K continuations that follow π from the saved state.
-    start = np.eye(num_states)[state]
+    start = np.eye(transition.shape[0])[state]
     following = sample_episodes(
         transition, reward, policy, start, horizon, num_branches, terminal, rng
     )
@@ -606,8 +626,9 @@ def option_returns(option_rewards: ArrayLike, durations: ArrayLike, gamma: float
     Raises
     ------
     ValueError
-        If ``option_rewards`` is a scalar or non-finite, ``durations`` does not have its shape
-        or holds a value that is not an integer >= 1, or ``gamma`` is outside [0, 1].
+        If ``option_rewards`` is a scalar or non-finite, ``durations`` is ragged (nested
+        lists of unequal lengths), does not have its shape or holds a value that is not an
+        integer >= 1, or ``gamma`` is outside [0, 1].
 
     References
     ----------
@@ -697,7 +718,7 @@ def _check_option_ends(continuing: np.ndarray, live: np.ndarray, gamma: float) -
 
 def _check_durations(durations: Any, shape: tuple[int, ...]) -> np.ndarray:
     """Integer durations >= 1 (whole floats accepted) of exactly ``shape``, as float64."""
-    array = np.asarray(durations)
+    array = as_array(durations, "durations")
     if array.shape != shape:
         raise ValueError(
             f"durations must have the shape of option_rewards, {shape}; got shape {array.shape}"
@@ -705,8 +726,5 @@ def _check_durations(durations: Any, shape: tuple[int, ...]) -> np.ndarray:
     if array.dtype.kind not in "iuf":
         raise ValueError(f"durations must be integers >= 1; got dtype {array.dtype}")
     bad = ~np.isfinite(array) | (array != np.round(array)) | (array < 1)
-    if bad.any():
-        index = tuple(int(i) for i in np.argwhere(bad)[0])
-        value = array[index].item()
-        raise ValueError(f"durations must be integers >= 1; got {value!r} at index {index}")
+    raise_first(bad, "durations must be integers >= 1", values=array)
     return array.astype(np.float64)

@@ -38,6 +38,8 @@ from rlfound._validation import (
     check_shape,
     check_size,
     finite_output,
+    float_or_array,
+    raise_first,
 )
 
 __all__ = [
@@ -58,11 +60,6 @@ UNPARSED = ("exclude", "category")
 
 
 # --- private helpers ------------------------------------------------------------------------
-
-
-def _as_result(total: np.ndarray) -> np.ndarray | float:
-    """A Python float for a 0-d result, the float64 array otherwise."""
-    return float(total) if total.ndim == 0 else total
 
 
 def _log_softmax(logits: np.ndarray, axis: int) -> np.ndarray:
@@ -141,7 +138,7 @@ def categorical_entropy(logits: ArrayLike, axis: int = -1) -> np.ndarray | float
 
     log_probs = _log_softmax(logits, axis)
     # + 0.0 turns the -0.0 of a one-hot distribution into 0.0.
-    return _as_result(-np.sum(_p_log_p(log_probs), axis=axis) + 0.0)
+    return float_or_array(-np.sum(_p_log_p(log_probs), axis=axis) + 0.0)
 
 
 @finite_output()
@@ -240,7 +237,7 @@ def distribution_entropy(probs: ArrayLike) -> np.ndarray | float:
 
     positive = probs > 0.0
     terms = np.multiply(probs, np.log(probs, where=positive, out=np.zeros_like(probs)))
-    return _as_result(-np.sum(terms, axis=-1) + 0.0)
+    return float_or_array(-np.sum(terms, axis=-1) + 0.0)
 
 
 # --- entropy along sequences -----------------------------------------------------------------
@@ -451,10 +448,7 @@ def constrained_probs(logits: ArrayLike, allowed: ArrayLike) -> np.ndarray:
     logits = check_logits(logits)
     allowed = check_mask(allowed, "allowed", logits.shape)
     empty = ~allowed.any(axis=-1)
-    if empty.any():
-        index = tuple(int(i) for i in np.argwhere(empty)[0]) if empty.ndim else ()
-        where = f" at index {index}" if index else ""
-        raise ValueError(f"allowed must allow at least one token per distribution; got none{where}")
+    raise_first(empty, "allowed must allow at least one token per distribution", got="none")
 
     restricted = np.where(allowed, logits, -np.inf)  # log 0 for the disallowed tokens
     with np.errstate(over="ignore"):  # allowed logits ~1.8e308 apart: the small one gets 0
@@ -531,7 +525,7 @@ def action_entropy(
     totals = counts.sum(axis=-1, keepdims=True)
     probs = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
     terms = np.multiply(probs, np.log(probs, where=probs > 0, out=np.zeros_like(probs)))
-    return _as_result(-terms.sum(axis=-1) + 0.0)
+    return float_or_array(-terms.sum(axis=-1) + 0.0)
 
 
 @finite_output()
@@ -597,7 +591,7 @@ def unique_successful_strategies(
 
     successful = np.where(rewards >= threshold, strategies, -1)
     counts = _empirical_distribution(successful, num_strategies)
-    return _as_result((counts > 0).sum(axis=-1).astype(np.float64))
+    return float_or_array((counts > 0).sum(axis=-1).astype(np.float64))
 
 
 @finite_output()
@@ -658,7 +652,7 @@ def group_reward_variance(rewards: ArrayLike, ddof: int = 0) -> np.ndarray | flo
     # A group of equal rewards must give exactly 0, not a rounding residue.
     constant = np.all(rewards == rewards[..., :1], axis=-1, keepdims=True)
     centered = np.where(constant, 0.0, centered)
-    return _as_result((centered**2).sum(axis=-1) / (size - ddof))
+    return float_or_array((centered**2).sum(axis=-1) / (size - ddof))
 
 
 def _finite_real(x: object, name: str) -> float:

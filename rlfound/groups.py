@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,6 +32,7 @@ from rlfound._validation import (
     check_positive_int,
     check_shape,
     finite_output,
+    raise_first,
 )
 from rlfound.distributions import categorical_score, softmax
 
@@ -79,8 +81,15 @@ def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
     verl's ``compute_rloo_outcome_advantage`` (``verl/trainer/ppo/core_algos.py``) and
     OpenRLHF's ``advantage_estimator="rloo"`` (``compute_advantages_and_returns`` in
     ``openrlhf/trainer/ppo_utils/experience_maker.py``) compute the same numbers, the first
-    in the N / (N - 1) form. For a group of one, verl returns the raw reward as the
-    advantage; this function raises instead.
+    in the N / (N - 1) form. A group of one has no leave-one-out baseline, and the trainers
+    disagree on what it gets (volcengine/verl at commit
+    b178a3cd56f58b2d502255daba591e92833930a7; OpenRLHF/OpenRLHF at commit
+    3c3be6234e0cb353e76bb8019947db9dfe99fca7): verl's ``compute_rloo_outcome_advantage``
+    leaves the raw reward r as the advantage, its ``compute_rloo_vectorized_outcome_advantage``
+    multiplies by ``(c > 1)`` and gives 0, and OpenRLHF divides by
+    ``n_samples_per_prompt - 1 = 0``. This function raises a ``ValueError`` instead: with
+    one sample there is nothing to compare with, and any number returned would be a
+    convention, not an estimate.
 
     References
     ----------
@@ -183,7 +192,19 @@ def group_normalized_advantages(
       (``docs/source/grpo_trainer.md``), as ``scale="batch"`` does here.
     - verl ``compute_grpo_outcome_advantage`` (``verl/trainer/ppo/core_algos.py``):
       ``torch.std`` (ddof 1), ``epsilon=1e-6``; ``norm_adv_by_std_in_grpo=False`` gives
-      Dr. GRPO. A group of one gets mean 0 and std 1, that is, its raw reward.
+      Dr. GRPO. A group of one gets mean 0 and std 1, that is, r / (1 + 1e-6). Its
+      ``grpo_vectorized`` estimator (``compute_grpo_vectorized_outcome_advantage``, with
+      ``group_mean_std`` in ``verl/utils/groupwise.py``, volcengine/verl at commit
+      b178a3cd56f58b2d502255daba591e92833930a7) computes in float32 and floors the group
+      variance at ``eps = 1e-6`` before the square root, then divides by ``std + 1e-6``:
+      a group whose std is below 1e-3 is divided by about 1e-3, where this function
+      divides by std + eps. No argument here floors the variance; the two agree whenever
+      every group's std is at least 1e-3.
+    - Groups of one: this function raises (N >= 2). verl's GRPO returns r / (1 + ε) as
+      said; TRL's ``GRPOTrainer`` sets the std to 0 when ``num_generations`` is 1 (an
+      evaluation-only case, ``trl/trainer/grpo_trainer.py``, huggingface/trl at commit
+      f2cd57710ae345ea6428ae95363267fcf38a3dc8), so the advantage is 0; OpenRLHF's
+      ``group_norm`` takes ``torch.std`` of one sample, NaN.
     - OpenRLHF ``advantage_estimator="group_norm"`` (``compute_advantages_and_returns`` in
       ``openrlhf/trainer/ppo_utils/experience_maker.py``): ``std(-1)`` (ddof 1) ``+ 1e-9``;
       ``"dr_grpo"`` subtracts the group mean only.
@@ -215,6 +236,27 @@ def group_normalized_advantages(
 
     The batch's std, sqrt(4.25 / 4), is that of all four rewards.
     """
+    rewards, eps, ddof, include_self, scale = _check_normalization(
+        rewards, eps, ddof, include_self, scale
+    )
+    members = rewards.shape[-1] if include_self else rewards.shape[-1] - 1
+
+    # Over an exact power of two c, rewards near ±1e308 sum and square without overflow.
+    scaled, power = _scaled_by_power_of_two(rewards, per_group=scale != "batch")
+    centered = _deviations_from_mean(scaled, include_self)  # R_i - mean
+    if scale is None:
+        return centered * power
+    if scale == "group":
+        std = np.sqrt(_group_squares(scaled, include_self) / (members - ddof))
+    else:  # "batch": one std for every reward of the array
+        std = np.sqrt(((scaled - scaled.mean()) ** 2).sum() / (scaled.size - ddof))
+    return _divided_by_std_plus_eps(centered, std, eps, power)
+
+
+def _check_normalization(
+    rewards: ArrayLike, eps: Any, ddof: Any, include_self: Any, scale: Any
+) -> tuple[np.ndarray, float, int, bool, str | None]:
+    """The arguments of :func:`group_normalized_advantages`, checked and converted."""
     include_self = check_bool(include_self, "include_self")
     scale = _check_scale(scale)
     rewards = as_float_array(rewards, "rewards", min_ndim=1)
@@ -224,8 +266,7 @@ def group_normalized_advantages(
         check_last_axis(rewards, "rewards", 2, "members per group to leave one out")
     eps = check_nonnegative_real(eps, "eps")
     ddof = check_nonnegative_int(ddof, "ddof")
-    size = rewards.shape[-1]
-    members = size if include_self else size - 1
+    members = rewards.shape[-1] if include_self else rewards.shape[-1] - 1
     if scale == "group" and ddof >= members:
         raise ValueError(
             f"ddof must be smaller than the number of members in each statistic ({members}); "
@@ -236,38 +277,57 @@ def group_normalized_advantages(
             f"ddof must be smaller than the number of rewards in the batch ({rewards.size}); "
             f"got {ddof}"
         )
+    return rewards, eps, ddof, include_self, scale
 
-    # A group of equal rewards must give exact zeros; rounding in the mean would otherwise
-    # leave residues of order 1e-17 that a small divisor would blow up.
-    constant = np.all(rewards == rewards[..., :1], axis=-1, keepdims=True)
-    # Scale before the sums and the variance: (R - mean) / (std + eps) is unchanged when R,
-    # the mean and the std are divided by the same c > 0 and eps by c too. With c the power
-    # of two at the top of the rewards' magnitude (exact, no rounding) the rewards lie in
-    # [-2, 2], so neither their sum nor the squares of 1e308 can overflow, and the
-    # advantages of [1e308, -1e308] are ±1.
-    magnitude = np.abs(rewards).max(axis=-1 if scale != "batch" else None, keepdims=True)
+
+def _scaled_by_power_of_two(rewards: np.ndarray, per_group: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The rewards divided by c, the power of two at the top of their magnitude, and c.
+
+    (R - mean) / (std + eps) is unchanged when R, the mean and the std are divided by the
+    same c > 0 and eps by c too. Dividing by a power of two is exact, and it puts the rewards
+    in [-2, 2], so neither their sum nor the squares of 1e308 can overflow, and the
+    advantages of [1e308, -1e308] are ±1. ``per_group``: one c for each group (last axis),
+    else one for the whole array.
+    """
+    magnitude = np.abs(rewards).max(axis=-1 if per_group else None, keepdims=True)
     exponent = np.frexp(np.where(magnitude > 0.0, magnitude, 1.0))[1]
     power = np.ldexp(1.0, exponent - 1)
-    scaled = rewards / power
-    centered = np.where(constant, 0.0, scaled - _group_means(scaled, include_self))
-    if scale is None:
-        return centered * power  # overflows only if the centered reward itself does
-    if scale == "group":
-        std = np.sqrt(_group_squares(scaled, include_self) / (members - ddof))
-    else:  # "batch": one std for every reward of the array
-        std = np.sqrt(((scaled - scaled.mean()) ** 2).sum() / (scaled.size - ddof))
+    return rewards / power, power
+
+
+def _deviations_from_mean(rewards: np.ndarray, include_self: bool) -> np.ndarray:
+    """R_i minus its group's mean (the others' mean without self), exactly 0 in equal groups.
+
+    A group of equal rewards must give exact zeros; rounding in the mean would otherwise
+    leave residues of order 1e-17 that a small divisor would blow up.
+    """
+    constant = np.all(rewards == rewards[..., :1], axis=-1, keepdims=True)
+    return np.where(constant, 0.0, rewards - _group_means(rewards, include_self))
+
+
+def _divided_by_std_plus_eps(
+    centered: np.ndarray, std: np.ndarray, eps: float, power: np.ndarray
+) -> np.ndarray:
+    """centered / (std + eps / c) for rewards scaled by c = ``power``, 0 where centered is 0.
+
+    Raises
+    ------
+    ValueError
+        If eps is 0 where a std is 0 (or underflows to 0) but a reward differs from the
+        mean: its advantage would be infinite.
+    """
     with np.errstate(over="ignore"):
         # eps over a tiny power may overflow to inf: the advantage is then 0, as it should be
         # when eps dwarfs the spread of the rewards.
         eps = eps / power
     divisor = np.broadcast_to(std + eps, centered.shape)
     undefined = (divisor == 0.0) & (centered != 0.0)
-    if undefined.any():
-        index = tuple(int(i) for i in np.argwhere(undefined)[0])
-        raise ValueError(
-            "eps must be > 0 when a std is 0 (or underflows to 0) although the sample differs "
-            f"from the mean: its advantage would be infinite; got eps = 0.0 at index {index}"
-        )
+    raise_first(
+        undefined,
+        "eps must be > 0 when a std is 0 (or underflows to 0) although the sample differs "
+        "from the mean: its advantage would be infinite",
+        got="eps = 0.0",
+    )
     return np.divide(centered, divisor, out=np.zeros_like(centered), where=centered != 0.0)
 
 
@@ -387,6 +447,31 @@ def enumerate_group_gradient(
     return expectation
 
 
+def _check_moment_arguments(
+    probs: Any, outcome_rewards: Any, scores: Any, group_size: Any, advantage_fn: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, Callable]:
+    """The arguments of :func:`group_gradient_moments`, checked; the K**N groups of the
+    exact enumeration (K outcomes of positive probability) within the enumeration limit."""
+    probs = check_distribution(probs, "probs")
+    if probs.ndim != 1:
+        raise ValueError(f"probs must be a 1-D array; got shape {probs.shape}")
+    outcome_rewards = as_float_array(outcome_rewards, "outcome_rewards", ndim=1)
+    check_shape(outcome_rewards, "outcome_rewards", probs.shape, "one entry per outcome")
+    scores = as_float_array(scores, "scores", min_ndim=1)
+    if scores.shape[:1] != probs.shape:
+        raise ValueError(
+            f"scores must have one row per outcome, shape ({len(probs)}, ...); "
+            f"got shape {scores.shape}"
+        )
+    group_size = check_positive_int(group_size, "group_size")
+    support = int(np.count_nonzero(probs > 0.0))
+    count = capped_power(support, group_size)  # exact up to the limit
+    what = f"K**N = {support}**{group_size} > {MAX_ENUMERATION} groups"
+    check_enumeration_size(count, "group_size", what)
+    advantage_fn = check_callable(advantage_fn, "advantage_fn")
+    return probs, outcome_rewards, scores, group_size, advantage_fn
+
+
 @finite_output()
 def group_gradient_moments(
     probs: ArrayLike,
@@ -469,23 +554,10 @@ def group_gradient_moments(
     ...                        leave_one_out_advantages)[0]
     array(0.25)
     """
-    probs = check_distribution(probs, "probs")
-    if probs.ndim != 1:
-        raise ValueError(f"probs must be a 1-D array; got shape {probs.shape}")
-    outcome_rewards = as_float_array(outcome_rewards, "outcome_rewards", ndim=1)
-    check_shape(outcome_rewards, "outcome_rewards", probs.shape, "one entry per outcome")
-    scores = as_float_array(scores, "scores", min_ndim=1)
-    if scores.shape[:1] != probs.shape:
-        raise ValueError(
-            f"scores must have one row per outcome, shape ({len(probs)}, ...); "
-            f"got shape {scores.shape}"
-        )
-    group_size = check_positive_int(group_size, "group_size")
+    probs, outcome_rewards, scores, group_size, advantage_fn = _check_moment_arguments(
+        probs, outcome_rewards, scores, group_size, advantage_fn
+    )
     support = np.flatnonzero(probs > 0.0)
-    count = capped_power(len(support), group_size)  # exact up to the limit
-    what = f"K**N = {len(support)}**{group_size} > {MAX_ENUMERATION} groups"
-    check_enumeration_size(count, "group_size", what)
-    advantage_fn = check_callable(advantage_fn, "advantage_fn")
 
     flat = scores.reshape(len(probs), -1)
     group_first = np.zeros(flat.shape[1])  # E[ĝ]

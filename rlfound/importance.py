@@ -27,15 +27,15 @@ from rlfound._validation import (
     check_distribution,
     check_indices,
     check_last_axis,
-    check_logprobs,
+    check_logprob_pair,
     check_nonnegative_int,
-    check_optional_mask,
     check_positive_entries,
     check_positive_real,
     check_shape,
     check_support,
     check_weights,
     finite_output,
+    first_index,
 )
 
 __all__ = [
@@ -353,17 +353,6 @@ def effective_sample_size(weights: ArrayLike) -> float:
 # --- Token sequences (chapter 5) ---------------------------------------------------------------
 
 
-def _check_token_logprobs(
-    logprobs: ArrayLike, old_logprobs: ArrayLike, mask: ArrayLike | None, old_name: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Two arrays of per-token log-probabilities of one shape (..., L), and a bool mask."""
-    logprobs = check_logprobs(logprobs, "logprobs")
-    old_logprobs = check_logprobs(old_logprobs, old_name)
-    check_shape(old_logprobs, old_name, logprobs.shape, "the shape of logprobs")
-    mask = check_optional_mask(mask, "mask", logprobs.shape)
-    return logprobs, old_logprobs, mask
-
-
 @finite_output()
 def token_ratios(
     logprobs: ArrayLike, old_logprobs: ArrayLike, mask: ArrayLike | None = None
@@ -412,9 +401,7 @@ def token_ratios(
     >>> token_ratios(np.log([0.5, 0.2, 0.9]), np.log([0.25, 0.4, 0.1]), mask=[1, 1, 0])
     array([2. , 0.5, 1. ])
     """
-    logprobs, old_logprobs, mask = _check_token_logprobs(
-        logprobs, old_logprobs, mask, "old_logprobs"
-    )
+    logprobs, old_logprobs, mask = check_logprob_pair(logprobs, old_logprobs, mask, "old_logprobs")
 
     return np.exp(np.where(mask, logprobs - old_logprobs, 0.0))
 
@@ -475,19 +462,16 @@ def sequence_log_ratio(
     2.080083823051904
     """
     length_normalized = check_bool(length_normalized, "length_normalized")
-    logprobs, old_logprobs, mask = _check_token_logprobs(
-        logprobs, old_logprobs, mask, "old_logprobs"
-    )
+    logprobs, old_logprobs, mask = check_logprob_pair(logprobs, old_logprobs, mask, "old_logprobs")
 
     total = np.sum(np.where(mask, logprobs - old_logprobs, 0.0), axis=-1)
     if length_normalized:
         counts = mask.sum(axis=-1)
         empty = counts == 0
         if np.any(empty):
-            index = tuple(int(i) for i in np.argwhere(np.atleast_1d(empty))[0])
             raise ValueError(
                 "mask must select at least one token of every sequence for a length-normalized "
-                f"ratio; got none in sequence {index if total.ndim else ()}"
+                f"ratio; got none in sequence {first_index(empty)}"
             )
         total = total / counts
     return float(total) if total.ndim == 0 else total
@@ -714,7 +698,7 @@ def truncated_importance_weights(
     >>> truncated_importance_weights(np.log([0.5, 0.9]), np.log([0.1, 0.9]), cap=2.0)
     array([2., 1.])
     """
-    logprobs, rollout_logprobs, mask = _check_token_logprobs(
+    logprobs, rollout_logprobs, mask = check_logprob_pair(
         logprobs, rollout_logprobs, mask, "rollout_logprobs"
     )
     cap = check_positive_real(cap, "cap")

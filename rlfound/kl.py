@@ -31,12 +31,15 @@ from rlfound._validation import (
     check_choice,
     check_distribution,
     check_logits,
+    check_logprob_pair,
     check_logprobs,
-    check_optional_mask,
+    check_nonnegative_real,
     check_positive_real,
     check_shape,
     check_support,
     finite_output,
+    float_or_array,
+    raise_first,
 )
 from rlfound.distributions import categorical_score
 
@@ -45,9 +48,11 @@ __all__ = [
     "dpo_loss_gradient",
     "estimator_logit_gradient",
     "importance_weighted_kl",
+    "ipo_loss",
     "k1",
     "k2",
     "k3",
+    "k_abs",
     "kl_divergence",
     "kl_divergence_logits",
     "kl_logit_gradient",
@@ -66,17 +71,6 @@ _MAX_EXP = float(np.log(np.finfo(np.float64).max))
 # --- private helpers ------------------------------------------------------------------------
 
 
-def _as_result(total: np.ndarray) -> np.ndarray | float:
-    """A Python float for a 0-d result, the float64 array otherwise."""
-    return float(total) if total.ndim == 0 else total
-
-
-def _where_first(bad: np.ndarray) -> str:
-    """' at index (i, j)' of the first True entry of ``bad``, or nothing for a scalar."""
-    index = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
-    return f" at index {index}" if index else ""
-
-
 def _exp_minus_one_minus(u: np.ndarray) -> np.ndarray:
     """exp(u) - 1 - u, accurate also for |u| << 1, where expm1(u) - u would cancel.
 
@@ -93,36 +87,14 @@ def _exp_minus_one_minus(u: np.ndarray) -> np.ndarray:
     return np.where(small, series, np.expm1(w) - w)
 
 
-def _check_pair(
-    logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Two arrays of token log-probabilities of one shape (..., L), and a bool mask."""
-    logprobs = check_logprobs(logprobs, "logprobs")
-    ref_logprobs = check_logprobs(ref_logprobs, "ref_logprobs")
-    check_shape(ref_logprobs, "ref_logprobs", logprobs.shape, "the shape of logprobs")
-    mask = check_optional_mask(mask, "mask", logprobs.shape)
-    return logprobs, ref_logprobs, mask
-
-
 def _check_ratio_finite(log_ratio: np.ndarray, name: str, what: str) -> None:
     """Refuse a log-ratio whose exponential overflows float64 (an infinite estimate)."""
-    too_large = log_ratio > _MAX_EXP
-    if too_large.any():
-        value = float(log_ratio[tuple(np.argwhere(too_large)[0])])
-        raise ValueError(
-            f"{name} must not make {what} exceed {_MAX_EXP:.2f} (its exponential overflows "
-            f"float64 and the estimate would be infinite); got {value!r}{_where_first(too_large)}"
-        )
-
-
-def _estimate(estimator: str, log_ratio: np.ndarray) -> np.ndarray:
-    """k(x) from the log-ratio k1(x) = log π(x) - log π_ref(x) of each sampled token."""
-    if estimator == "k1":
-        return log_ratio
-    if estimator == "k2":
-        return 0.5 * log_ratio**2
-    # k3 = r - 1 - log r with r = π_ref / π = exp(-d).
-    return _exp_minus_one_minus(-log_ratio)
+    raise_first(
+        log_ratio > _MAX_EXP,
+        f"{name} must not make {what} exceed {_MAX_EXP:.2f} (its exponential overflows "
+        "float64 and the estimate would be infinite)",
+        values=log_ratio,
+    )
 
 
 def _estimate_derivative(estimator: str, log_ratio: np.ndarray) -> np.ndarray:
@@ -132,17 +104,6 @@ def _estimate_derivative(estimator: str, log_ratio: np.ndarray) -> np.ndarray:
     if estimator == "k2":
         return log_ratio
     return -np.expm1(-log_ratio)
-
-
-def _masked_estimate(
-    estimator: str, logprobs: np.ndarray, ref_logprobs: np.ndarray, mask: np.ndarray
-) -> np.ndarray:
-    """Per-token estimates with exact zeros at masked positions (and no overflow hidden)."""
-    # where(), not a product: a masked position must give 0 even if its estimate were huge.
-    log_ratio = np.where(mask, logprobs - ref_logprobs, 0.0)
-    if estimator == "k3":
-        _check_ratio_finite(-log_ratio, "ref_logprobs", "ref_logprobs - logprobs")
-    return np.where(mask, _estimate(estimator, log_ratio), 0.0)
 
 
 # --- the exact divergence -------------------------------------------------------------------
@@ -205,7 +166,7 @@ def kl_divergence(probs: ArrayLike, ref_probs: ArrayLike) -> np.ndarray | float:
     log_ratio = np.log(np.where(mass, probs, 1.0)) - np.log(np.where(mass, ref_probs, 1.0))
     total = np.sum(np.where(mass, probs * log_ratio, 0.0), axis=-1)
     # The sum is >= 0 exactly; rounding can leave -1e-17 for nearly equal distributions.
-    return _as_result(np.maximum(total, 0.0))
+    return float_or_array(np.maximum(total, 0.0))
 
 
 @finite_output()
@@ -256,7 +217,7 @@ def kl_divergence_logits(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray
     log_probs = special.log_softmax(logits, axis=-1)
     ref_log_probs = special.log_softmax(ref_logits, axis=-1)
     total = np.sum(np.exp(log_probs) * (log_probs - ref_log_probs), axis=-1)
-    return _as_result(np.maximum(total, 0.0))
+    return float_or_array(np.maximum(total, 0.0))
 
 
 @finite_output()
@@ -353,7 +314,11 @@ def k1(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     ``verl/trainer/ppo/core_algos.py`` (``kl_penalty``) and ``ray_trainer.py``
     (``apply_kl_penalty``); OpenRLHF ``openrlhf/models/utils.py`` (``compute_approx_kl``,
     ``compute_reward``) and ``openrlhf/cli/train_ppo_ray.py`` (``--kl_estimator``, default
-    ``"k1"``).
+    ``"k1"``). OpenRLHF's ``compute_approx_kl`` (OpenRLHF/OpenRLHF at commit
+    3c3be6234e0cb353e76bb8019947db9dfe99fca7) casts both log-probabilities to float32 and
+    clamps every estimator's value, k1 and k2 included, to [-10, 10]; this function keeps
+    float64 and does not clamp, so the two agree only up to float32 rounding and while
+    |k1| <= 10. verl (commit b178a3cd56f58b2d502255daba591e92833930a7) clamps only its k3.
 
     References
     ----------
@@ -365,8 +330,9 @@ def k1(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     >>> k1(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([ 0.69314718, -0.69314718])
     """
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
-    return _masked_estimate("k1", logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
+    # where(), not a product: a masked position gives exactly 0 whatever its log-probabilities.
+    return np.where(mask, logprobs - ref_logprobs, 0.0)
 
 
 @finite_output()
@@ -378,7 +344,10 @@ def k2(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     It is never negative, and E_π[k2] = ½ Σ_x π(x) log²(π(x) / π_ref(x)) differs from
     KL(π ‖ π_ref) only at third order in the difference of the distributions. Used as a loss
     on samples from π, its gradient is an unbiased estimate of the gradient of the KL. verl
-    calls it ``"mse"`` (or ``"k2"``), OpenRLHF ``"k2"``.
+    calls it ``"mse"`` (or ``"k2"``), OpenRLHF ``"k2"``; OpenRLHF (``compute_approx_kl`` in
+    ``openrlhf/models/utils.py``, OpenRLHF/OpenRLHF at commit
+    3c3be6234e0cb353e76bb8019947db9dfe99fca7) computes it in float32 and clamps it to
+    [-10, 10], so it agrees with this function only while k2 <= 10.
 
     Book: equation (eq-kl-estimators), chapter 6.
 
@@ -411,8 +380,9 @@ def k2(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     >>> k2(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([0.24022651, 0.24022651])
     """
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
-    return _masked_estimate("k2", logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
+    log_ratio = np.where(mask, logprobs - ref_logprobs, 0.0)  # k1, and 0 where masked
+    return 0.5 * log_ratio**2
 
 
 @finite_output()
@@ -463,7 +433,14 @@ def k3(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     added to the per-token loss as ``beta * per_token_kl``); verl ``core_algos.kl_penalty``
     (``"low_var_kl"``/``"k3"``, which also clamps the log-ratio to [-20, 20] and the estimate
     to [-10, 10]); OpenRLHF ``compute_approx_kl`` (clamps to [-10, 10]). A clamp is a bias;
-    this function has none.
+    this function has none. Checked again in volcengine/verl at commit
+    b178a3cd56f58b2d502255daba591e92833930a7 (``kl_penalty_forward``) and OpenRLHF/OpenRLHF
+    at commit 3c3be6234e0cb353e76bb8019947db9dfe99fca7 (``openrlhf/models/utils.py``), where
+    the clamp applies to k1 and k2 as well, after casting both log-probabilities to float32.
+    verl's documentation (``docs/algo/ppo.md``) also offers ``kl_loss_type="k3+"`` and
+    ``"k1+"``, the value of k3 or k1 with the gradient of k2 by a straight-through trick;
+    at that commit ``kl_penalty`` hands the name with its ``+`` to ``kl_penalty_forward``,
+    which matches no branch and raises ``NotImplementedError``.
 
     References
     ----------
@@ -477,8 +454,72 @@ def k3(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     >>> k3(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([0.19314718, 0.30685282])
     """
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
-    return _masked_estimate("k3", logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
+    log_ratio = np.where(mask, logprobs - ref_logprobs, 0.0)  # k1, and 0 where masked
+    _check_ratio_finite(-log_ratio, "ref_logprobs", "ref_logprobs - logprobs")
+    # exp(u) - 1 - u at u = -k1, without cancellation when u is small (0 where masked).
+    return _exp_minus_one_minus(-log_ratio)
+
+
+@finite_output()
+def k_abs(
+    logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = None
+) -> np.ndarray:
+    """The absolute log-ratio |k1| of each sampled token: a KL penalty that is never negative.
+
+        k_abs(x) = |log π(x) - log π_ref(x)|.
+
+    It is not an unbiased estimate of the KL: E_π[|k1|] >= E_π[k1] = KL(π ‖ π_ref), with
+    equality only when π_ref never gives a sampled token more probability than π does. As a
+    loss its derivative with respect to log π is the sign of k1: it lowers a sampled token's
+    log-probability where π gives it more than π_ref does and raises it where π gives it
+    less, toward the reference from either side, while k1's derivative is 1 at every token.
+    verl offers it as ``kl_loss_type="abs"`` and ``kl_penalty="abs"``.
+
+    Parameters
+    ----------
+    logprobs : array_like, shape (..., L)
+        log π of each sampled token (each <= 0).
+    ref_logprobs : array_like, shape (..., L)
+        log π_ref of the same tokens.
+    mask : array_like of bool or 0/1, shape (..., L), optional
+        Positions that count; the others give exactly 0. Default: all.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., L)
+        The per-token values, all >= 0.
+
+    Raises
+    ------
+    ValueError
+        As :func:`k1`.
+
+    Notes
+    -----
+    Checked in the trainers' code: verl ``kl_penalty_forward`` in
+    ``verl/trainer/ppo/core_algos.py`` (volcengine/verl at commit
+    b178a3cd56f58b2d502255daba591e92833930a7), ``"abs"``: ``(logprob - ref_logprob).abs()``,
+    without a clamp.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL divergence", blog post, 2020,
+    http://joschu.net/blog/kl-approx.html.
+
+    Examples
+    --------
+    >>> k_abs(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
+    array([0.69314718, 0.69314718])
+    """
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
+    # where(), not a product: a masked position gives exactly 0 whatever its log-probabilities.
+    return np.where(mask, np.abs(logprobs - ref_logprobs), 0.0)
+
+
+#: The estimators behind an ``estimator=`` argument, unwrapped from their own overflow guard
+#: (the guard of the function that calls one names that function).
+_ESTIMATES = {"k1": k1.__wrapped__, "k2": k2.__wrapped__, "k3": k3.__wrapped__}
 
 
 @finite_output()
@@ -554,18 +595,19 @@ def sequence_kl(
     """
     estimator = check_choice(estimator, "estimator", ESTIMATORS)
     length_normalized = check_bool(length_normalized, "length_normalized")
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
 
-    total = _masked_estimate(estimator, logprobs, ref_logprobs, mask).sum(axis=-1)
+    total = _ESTIMATES[estimator](logprobs, ref_logprobs, mask).sum(axis=-1)
     if not length_normalized:
-        return _as_result(total)
+        return float_or_array(total)
     counts = mask.sum(axis=-1)
-    if np.any(counts == 0):
-        raise ValueError(
-            "mask must select at least one token of every sequence when length_normalized is "
-            f"True (the average of no tokens is undefined); got none{_where_first(counts == 0)}"
-        )
-    return _as_result(total / counts)
+    raise_first(
+        counts == 0,
+        "mask must select at least one token of every sequence when length_normalized is "
+        "True (the average of no tokens is undefined)",
+        got="none",
+    )
+    return float_or_array(total / counts)
 
 
 @finite_output()
@@ -625,18 +667,18 @@ def importance_weighted_kl(
     array([1.38629436])
     """
     estimator = check_choice(estimator, "estimator", ESTIMATORS)
-    logprobs, ref_logprobs, mask = _check_pair(logprobs, ref_logprobs, mask)
+    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
     old_logprobs = check_logprobs(old_logprobs, "old_logprobs")
     check_shape(old_logprobs, "old_logprobs", logprobs.shape, "the shape of logprobs")
 
     log_weight = np.where(mask, logprobs - old_logprobs, 0.0)
     _check_ratio_finite(log_weight, "old_logprobs", "logprobs - old_logprobs")
-    weighted = np.exp(log_weight) * _masked_estimate(estimator, logprobs, ref_logprobs, mask)
-    if not np.all(np.isfinite(weighted)):
-        raise ValueError(
-            "old_logprobs must keep the weighted estimates finite; got an overflow"
-            f"{_where_first(~np.isfinite(weighted))}"
-        )
+    weighted = np.exp(log_weight) * _ESTIMATES[estimator](logprobs, ref_logprobs, mask)
+    raise_first(
+        ~np.isfinite(weighted),
+        "old_logprobs must keep the weighted estimates finite",
+        got="an overflow",
+    )
     return weighted
 
 
@@ -696,11 +738,9 @@ def estimator_logit_gradient(
     actions = check_categories(actions, "actions", logits)
     ref_logprobs = as_float_array(ref_logprobs, "ref_logprobs")
     check_shape(ref_logprobs, "ref_logprobs", actions.shape, "the shape of actions")
-    if np.any(ref_logprobs > 0.0):
-        raise ValueError(
-            "ref_logprobs must be log-probabilities (<= 0); got "
-            f"{float(ref_logprobs[ref_logprobs > 0.0].flat[0])!r}{_where_first(ref_logprobs > 0)}"
-        )
+    raise_first(
+        ref_logprobs > 0.0, "ref_logprobs must be log-probabilities (<= 0)", values=ref_logprobs
+    )
 
     all_logprobs = special.log_softmax(logits, axis=-1)
     if logits.ndim == 1:
@@ -834,7 +874,7 @@ def kl_regularized_value(
     0.6931471805599454
     """
     ref_probs, action_rewards, beta = _check_regularized(ref_probs, action_rewards, beta)
-    return _as_result(beta * _tilted_log_normalizer(ref_probs, action_rewards, beta))
+    return float_or_array(beta * _tilted_log_normalizer(ref_probs, action_rewards, beta))
 
 
 @finite_output()
@@ -885,7 +925,7 @@ def kl_regularized_objective(
     probs = check_distribution(probs, "probs")
     check_shape(probs, "probs", ref_probs.shape, "the shape of ref_probs")
     divergence = kl_divergence(probs, ref_probs)
-    return _as_result(np.sum(probs * action_rewards, axis=-1) - beta * np.asarray(divergence))
+    return float_or_array(np.sum(probs * action_rewards, axis=-1) - beta * np.asarray(divergence))
 
 
 # --- direct preference optimization ----------------------------------------------------------
@@ -898,7 +938,7 @@ def _check_dpo(
     ref_rejected_logprobs: ArrayLike,
     beta: float,
 ) -> tuple[np.ndarray, float]:
-    """The margin u = r̂(c) - r̂(r) of the implicit rewards r̂ = β log(π / π_ref), and β."""
+    """The gap h of the log-ratios log(π / π_ref) of chosen and rejected (u = β h), and β."""
     chosen = check_logprobs(chosen_logprobs, "chosen_logprobs")
 
     def like_chosen(value: ArrayLike, name: str) -> np.ndarray:
@@ -910,7 +950,18 @@ def _check_dpo(
     ref_chosen = like_chosen(ref_chosen_logprobs, "ref_chosen_logprobs")
     ref_rejected = like_chosen(ref_rejected_logprobs, "ref_rejected_logprobs")
     beta = check_positive_real(beta, "beta")
-    return beta * ((chosen - ref_chosen) - (rejected - ref_rejected)), beta
+    return (chosen - ref_chosen) - (rejected - ref_rejected), beta
+
+
+def _check_label_smoothing(label_smoothing: float) -> float:
+    """The probability ε in [0, 1/2] that a pair's preference label is flipped."""
+    label_smoothing = check_nonnegative_real(label_smoothing, "label_smoothing")
+    if label_smoothing > 0.5:
+        raise ValueError(
+            "label_smoothing must be in [0, 0.5] (above 1/2 the labels would mean the "
+            f"opposite preference); got {label_smoothing!r}"
+        )
+    return label_smoothing
 
 
 @finite_output()
@@ -920,17 +971,23 @@ def dpo_loss(
     ref_chosen_logprobs: ArrayLike,
     ref_rejected_logprobs: ArrayLike,
     beta: float,
+    label_smoothing: float = 0.0,
 ) -> np.ndarray:
     """The DPO loss of each preference pair: -log σ of the difference of implicit rewards.
 
-        loss = -log σ(r̂(c) - r̂(r)),    r̂(x) = β log(π(x) / π_ref(x)),
+        loss = -(1 - ε) log σ(u) - ε log σ(-u),    u = r̂(c) - r̂(r),
+        r̂(x) = β log(π(x) / π_ref(x)),
 
-    for a chosen response c preferred to a rejected one r. The implicit reward
+    for a chosen response c preferred to a rejected one r; ε = ``label_smoothing`` = 0 (the
+    default) is DPO's -log σ(u). The implicit reward
     β log(π / π_ref) is the reward under which π would be the KL-regularized optimum; the
     normalizer β log Z is the same for both responses of a pair and cancels, which is what
     makes the loss computable. -log σ(u) is evaluated as log(1 + exp(-u)) by ``logaddexp``,
     finite for margins of any size. The log-probabilities are those of whole responses (sums
-    over their tokens).
+    over their tokens). With ε > 0 (conservative DPO) each label is taken to be flipped with
+    probability ε: the loss is the cross-entropy of the implicit model's σ(u) against the
+    target 1 - ε instead of 1, so it is smallest at a finite margin, u = log((1 - ε) / ε),
+    and no longer rewards pushing a pair's margin without bound.
 
     Book: equation (eq-dpo-loss), chapter 6.
 
@@ -946,6 +1003,8 @@ def dpo_loss(
         log π_ref(r).
     beta : float
         β > 0: the KL coefficient of the objective the loss is derived from.
+    label_smoothing : float, optional
+        ε in [0, 0.5]: the assumed probability that a pair's label is wrong. Default 0.
 
     Returns
     -------
@@ -956,12 +1015,25 @@ def dpo_loss(
     ------
     ValueError
         If an array is not finite, has a positive entry, is a scalar or does not have the
-        shape of ``chosen_logprobs``, or ``beta`` is not a positive finite number.
+        shape of ``chosen_logprobs``, ``beta`` is not a positive finite number, or
+        ``label_smoothing`` is not in [0, 0.5].
+
+    Notes
+    -----
+    Checked in the trainers' code: OpenRLHF ``DPOLoss`` in ``openrlhf/models/loss.py``
+    (OpenRLHF/OpenRLHF at commit 3c3be6234e0cb353e76bb8019947db9dfe99fca7) computes this
+    loss with its ``label_smoothing``, citing Mitchell's note on conservative DPO. In TRL's
+    ``DPOTrainer._compute_loss`` (``trl/trainer/dpo_trainer.py``, huggingface/trl at commit
+    f2cd57710ae345ea6428ae95363267fcf38a3dc8) the default ``loss_type="sigmoid"`` is
+    -log σ(u) and does not read ``label_smoothing``; the ``"robust"`` loss does, and divides
+    by 1 - 2ε (an unbiased correction, a different loss).
 
     References
     ----------
     R. Rafailov et al., "Direct preference optimization: your language model is secretly a
     reward model", NeurIPS, 2023.
+    E. Mitchell, "A note on DPO with noisy preferences & relationship to IPO", 2023,
+    https://ericmitchell.ai/cdpo.pdf.
     R. A. Bradley and M. E. Terry, "Rank analysis of incomplete block designs: I. The method
     of paired comparisons", *Biometrika* 39(3/4), 324-345, 1952.
 
@@ -969,11 +1041,16 @@ def dpo_loss(
     --------
     >>> dpo_loss([-1.0, -2.0], [-2.0, -1.0], [-1.5, -1.5], [-1.5, -1.5], beta=0.5)
     array([0.47407698, 0.97407698])
+    >>> dpo_loss([-1.0], [-2.0], [-1.5], [-1.5], beta=0.5, label_smoothing=0.1)
+    array([0.52407698])
     """
-    margin, _ = _check_dpo(
+    gap, beta = _check_dpo(
         chosen_logprobs, rejected_logprobs, ref_chosen_logprobs, ref_rejected_logprobs, beta
     )
-    return np.logaddexp(0.0, -margin)
+    smoothing = _check_label_smoothing(label_smoothing)
+    margin = beta * gap
+    # -log σ(u) = log(1 + exp(-u)) by logaddexp, finite for margins of any size.
+    return (1.0 - smoothing) * np.logaddexp(0.0, -margin) + smoothing * np.logaddexp(0.0, margin)
 
 
 @finite_output()
@@ -983,10 +1060,13 @@ def dpo_loss_gradient(
     ref_chosen_logprobs: ArrayLike,
     ref_rejected_logprobs: ArrayLike,
     beta: float,
+    label_smoothing: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Derivatives of each pair's DPO loss with respect to the policy's log-probabilities.
 
         ∂loss/∂log π(c) = -β σ(-u),    ∂loss/∂log π(r) = +β σ(-u),    u = r̂(c) - r̂(r),
+
+    and with label smoothing ε, -β ((1 - ε) σ(-u) - ε σ(u)) and its negative,
 
     with r̂ the implicit reward of :func:`dpo_loss`. A pair pushes the chosen response up and the
     rejected one down by the same amount, weighted by σ(-m): the probability the implicit
@@ -1002,6 +1082,8 @@ def dpo_loss_gradient(
         As for :func:`dpo_loss`, all of one shape (...).
     beta : float
         β > 0.
+    label_smoothing : float, optional
+        ε in [0, 0.5], as for :func:`dpo_loss`. Default 0.
 
     Returns
     -------
@@ -1024,8 +1106,78 @@ def dpo_loss_gradient(
     >>> chosen, rejected
     (array([-0.25]), array([0.25]))
     """
-    margin, beta = _check_dpo(
+    gap, beta = _check_dpo(
         chosen_logprobs, rejected_logprobs, ref_chosen_logprobs, ref_rejected_logprobs, beta
     )
-    weight = beta * special.expit(-margin)
+    smoothing = _check_label_smoothing(label_smoothing)
+    margin = beta * gap
+    weight = beta * ((1.0 - smoothing) * special.expit(-margin) - smoothing * special.expit(margin))
     return -weight, weight
+
+
+@finite_output()
+def ipo_loss(
+    chosen_logprobs: ArrayLike,
+    rejected_logprobs: ArrayLike,
+    ref_chosen_logprobs: ArrayLike,
+    ref_rejected_logprobs: ArrayLike,
+    beta: float,
+) -> np.ndarray:
+    """The IPO loss of each preference pair: the squared distance of the log-ratio gap to 1/(2β).
+
+        loss = (h - 1 / (2β))²,    h = log(π(c) / π_ref(c)) - log(π(r) / π_ref(r)),
+
+    for a chosen response c preferred to a rejected one r. Where DPO's -log σ(βh) keeps
+    decreasing as h grows, so that a pair seen as always preferred drives h (and the
+    distance from the reference) without bound, IPO regresses h onto a finite target: the
+    regularization β keeps acting however certain the preferences are. The log-probabilities
+    are those of whole responses.
+
+    Parameters
+    ----------
+    chosen_logprobs : array_like, shape (...)
+        log π(c) of each chosen response (<= 0), at least 1-D (one entry per pair).
+    rejected_logprobs : array_like, shape (...)
+        log π(r) of each rejected response.
+    ref_chosen_logprobs : array_like, shape (...)
+        log π_ref(c).
+    ref_rejected_logprobs : array_like, shape (...)
+        log π_ref(r).
+    beta : float
+        β > 0, the regularization parameter (τ in the IPO paper).
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        The loss of each pair (>= 0); trainers average it over the pairs.
+
+    Raises
+    ------
+    ValueError
+        As :func:`dpo_loss`.
+
+    Notes
+    -----
+    Checked in the trainers' code: OpenRLHF ``DPOLoss(ipo=True)`` in
+    ``openrlhf/models/loss.py`` (OpenRLHF/OpenRLHF at commit
+    3c3be6234e0cb353e76bb8019947db9dfe99fca7) is this loss of the summed log-probabilities.
+    TRL's ``loss_type="ipo"`` (``DPOTrainer._compute_loss`` in ``trl/trainer/dpo_trainer.py``,
+    huggingface/trl at commit f2cd57710ae345ea6428ae95363267fcf38a3dc8) divides each
+    response's log-ratio by its number of tokens first: this function with every
+    log-probability divided by the length of its response.
+
+    References
+    ----------
+    M. G. Azar, M. Rowland, B. Piot, D. Guo, D. Calandriello, M. Valko and R. Munos, "A
+    general theoretical paradigm to understand learning from human preferences", AISTATS,
+    2024.
+
+    Examples
+    --------
+    >>> ipo_loss([-1.0, -2.0], [-2.0, -1.0], [-1.5, -1.5], [-1.5, -1.5], beta=0.5)
+    array([0., 4.])
+    """
+    gap, beta = _check_dpo(
+        chosen_logprobs, rejected_logprobs, ref_chosen_logprobs, ref_rejected_logprobs, beta
+    )
+    return (gap - 0.5 / beta) ** 2

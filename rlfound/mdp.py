@@ -17,6 +17,8 @@ whose states are worth 0, never bootstrap, and whose outgoing rows (of ``transit
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -34,7 +36,6 @@ from rlfound._validation import (
     check_tabular_mdp,
     check_unit_interval,
     finite_output,
-    solve_live_values,
 )
 
 __all__ = [
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 
-@finite_output()
+@finite_output("the Bellman solve")
 def evaluate_policy(
     transition_pi: ArrayLike,
     reward_pi: ArrayLike,
@@ -132,7 +133,11 @@ def evaluate_policy(
     )
 
     # v = 0 in terminal states, so their columns drop out of the live states' equations.
-    return solve_live_values(transition_pi, gamma, terminal, reward_pi)
+    live = ~terminal
+    values = np.zeros(len(terminal))
+    system = np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    values[live] = np.linalg.solve(system, reward_pi[live])
+    return values
 
 
 @finite_output()
@@ -514,7 +519,7 @@ def advantage_values(
     return q_values - values[:, None]  # terminal rows: 0 - 0
 
 
-@finite_output()
+@finite_output("the Bellman solve")
 def discounted_occupancy(
     transition: ArrayLike,
     policy: ArrayLike,
@@ -583,8 +588,30 @@ def discounted_occupancy(
     transition_pi, _, gamma, terminal = check_reward_process(
         transition_pi, np.zeros(len(initial)), gamma, terminal
     )
+    # d = 0 in terminal states; over the live ones d_L solves (I - γ P_LL)^T d_L = p_{0,L}.
+    live = ~terminal
+    occupancy = np.zeros(len(terminal))
+    system = np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    occupancy[live] = np.linalg.solve(system.T, initial[live])
+    return occupancy
 
-    return solve_live_values(transition_pi, gamma, terminal, initial, transposed=True)
+
+def _check_value_iteration(
+    transition: Any, reward: Any, gamma: Any, terminal: Any, tol: Any, max_iterations: Any
+) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, float, int]:
+    """The arguments of :func:`value_iteration`, checked and converted."""
+    transition, terminal = check_dynamics(transition, terminal)
+    reward = as_float_array(reward, "reward", ndim=3)
+    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
+    gamma = check_unit_interval(gamma, "gamma")
+    tol = check_positive_real(tol, "tol")
+    max_iterations = check_size(
+        check_positive_int(max_iterations, "max_iterations"),
+        "max_iterations",
+        MAX_ITERATIONS,
+        "iterations",
+    )
+    return transition, reward, gamma, terminal, tol, max_iterations
 
 
 @finite_output()
@@ -671,16 +698,8 @@ def value_iteration(
     >>> values, q[0], policy[0]
     (array([1.8, 2. , 0. ]), array([1. , 1.8]), array([0., 1.]))
     """
-    transition, terminal = check_dynamics(transition, terminal)
-    reward = as_float_array(reward, "reward", ndim=3)
-    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
-    gamma = check_unit_interval(gamma, "gamma")
-    tol = check_positive_real(tol, "tol")
-    max_iterations = check_size(
-        check_positive_int(max_iterations, "max_iterations"),
-        "max_iterations",
-        MAX_ITERATIONS,
-        "iterations",
+    transition, reward, gamma, terminal, tol, max_iterations = _check_value_iteration(
+        transition, reward, gamma, terminal, tol, max_iterations
     )
 
     live = ~terminal

@@ -10,6 +10,8 @@ reward-to-go is :func:`rlfound.returns.discounted_returns`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -337,6 +339,35 @@ def reinforce_trajectory_gradient(
     return gradient
 
 
+def _check_baseline_episodes(
+    logits: Any,
+    states: Any,
+    actions: Any,
+    rewards: Any,
+    gamma: Any,
+    weights: Any,
+    reward_to_go: Any,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.ndarray, bool]:
+    """The arguments of :func:`optimal_state_baseline`: tabular logits and padded episodes
+    (each one checked as an episode of the tabular model), checked and converted."""
+    logits = check_tabular_logits(logits)
+    num_states, num_actions = logits.shape
+    actions = check_indices(actions, "actions", num_actions, ndim=2, minimum=-1)
+    states = check_indices(states, "states", num_states, ndim=2, kind="state")
+    episodes_shape = (actions.shape[0], actions.shape[1] + 1)
+    check_shape(states, "states", episodes_shape, "one more column than actions, s_0 to s_H")
+    rewards = as_float_array(rewards, "rewards", ndim=2)
+    check_shape(rewards, "rewards", actions.shape, "one entry per action")
+    for row_states, row_actions, row_rewards in zip(states, actions, rewards, strict=True):
+        _, _, length = check_episode(row_states, row_actions, num_states, num_actions)
+        check_episode_rewards(row_rewards, row_actions, length)
+    gamma = check_unit_interval(gamma, "gamma")
+    weights = check_weights(weights, "weights")
+    check_shape(weights, "weights", actions.shape[:1], "one entry per episode")
+    reward_to_go = check_bool(reward_to_go, "reward_to_go")
+    return logits, states, actions, rewards, gamma, weights, reward_to_go
+
+
 @finite_output()
 def optimal_state_baseline(
     logits: ArrayLike,
@@ -431,21 +462,10 @@ def optimal_state_baseline(
     ...                        weights=[0.8, 0.2])
     array([0.56, 0.  ])
     """
-    logits = check_tabular_logits(logits)
+    logits, states, actions, rewards, gamma, weights, reward_to_go = _check_baseline_episodes(
+        logits, states, actions, rewards, gamma, weights, reward_to_go
+    )
     num_states, num_actions = logits.shape
-    actions = check_indices(actions, "actions", num_actions, ndim=2, minimum=-1)
-    states = check_indices(states, "states", num_states, ndim=2, kind="state")
-    episodes_shape = (actions.shape[0], actions.shape[1] + 1)
-    check_shape(states, "states", episodes_shape, "one more column than actions, s_0 to s_H")
-    rewards = as_float_array(rewards, "rewards", ndim=2)
-    check_shape(rewards, "rewards", actions.shape, "one entry per action")
-    for row_states, row_actions, row_rewards in zip(states, actions, rewards, strict=True):
-        _, _, length = check_episode(row_states, row_actions, num_states, num_actions)
-        check_episode_rewards(row_rewards, row_actions, length)
-    gamma = check_unit_interval(gamma, "gamma")
-    weights = check_weights(weights, "weights")
-    check_shape(weights, "weights", actions.shape[:1], "one entry per episode")
-    reward_to_go = check_bool(reward_to_go, "reward_to_go")
 
     taken = actions >= 0  # the steps of the episodes, not their padding
     episode, step = np.nonzero(taken)

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 from rlfound._validation import (
     as_float_array,
     as_float_array_like,
+    check_clip_ranges,
     check_logprobs,
     check_nonnegative_real,
     check_optional_mask,
@@ -27,6 +28,7 @@ from rlfound._validation import (
     check_shape,
     finite_output,
 )
+from rlfound.reduction import aggregate_loss
 
 __all__ = [
     "clip_fractions",
@@ -40,23 +42,6 @@ __all__ = [
 
 
 # --- checks shared by the functions of this module ---------------------------------------------
-
-
-def _check_clip_ranges(
-    clip_low: float, clip_high: float | None, dual_clip: float | None
-) -> tuple[float, float, float | None]:
-    """ε_low in [0, 1), ε_high >= 0 (None: ε_low), and a dual clip c_dual > 1 or None."""
-    clip_low = check_nonnegative_real(clip_low, "clip_low")
-    if clip_low >= 1.0:
-        raise ValueError(f"clip_low must be in [0, 1) so that 1 - clip_low > 0; got {clip_low!r}")
-    clip_high = clip_low if clip_high is None else check_nonnegative_real(clip_high, "clip_high")
-    if dual_clip is not None:
-        dual_clip = check_positive_real(dual_clip, "dual_clip")
-        if dual_clip <= 1.0:
-            raise ValueError(
-                f"dual_clip must be > 1 (a bound on ρ for negative advantages); got {dual_clip!r}"
-            )
-    return clip_low, clip_high, dual_clip
 
 
 def _check_ratio_and_advantages(ratio: ArrayLike, advantages: ArrayLike):
@@ -121,9 +106,19 @@ def clipped_surrogate(
     (Schulman et al., 2017) and TRL's PPO trainer do; a larger ``clip_high`` is DAPO's
     "clip-higher" (Yu et al., 2025, who use 0.2 and 0.28), available as ``clip_ratio_low`` /
     ``clip_ratio_high`` in verl, ``epsilon`` / ``epsilon_high`` in TRL's GRPO trainer and
-    ``eps_clip_low_high`` in OpenRLHF. verl's default policy loss always applies a dual clip
-    for A < 0 (``clip_ratio_c``, default 3.0); OpenRLHF's ``PolicyLoss`` takes an optional
-    ``dual_clip``; here it is off unless given.
+    ``eps_clip_low_high`` in OpenRLHF. Here the dual clip is off unless given, and that
+    default differs from verl's: checked in volcengine/verl at commit
+    b178a3cd56f58b2d502255daba591e92833930a7, its ``vanilla`` policy loss
+    (``compute_policy_loss_vanilla`` in ``verl/trainer/ppo/core_algos.py``) always applies
+    the dual clip for A < 0 with ``clip_ratio_c`` (default 3.0, asserted > 1; there is no
+    setting that turns it off), so verl's default equals ``dual_clip=3.0`` here. It also
+    clamps log ρ to [-20, 20] before the exponential, which changes nothing for ratios
+    in [2e-9, 4.8e8]. OpenRLHF's ``PolicyLoss`` (``openrlhf/models/loss.py``,
+    OpenRLHF/OpenRLHF at commit 3c3be6234e0cb353e76bb8019947db9dfe99fca7) applies one
+    only when given ``dual_clip``. TRL's GRPO trainer's ``delta`` (``GRPOConfig``,
+    huggingface/trl at commit f2cd57710ae345ea6428ae95363267fcf38a3dc8) caps the unclipped
+    ratio at δ, min(ρ, δ) A; for A < 0 and δ > 1 + ε_high that is the dual clip with
+    c_dual = δ, and for A > 0 the upper clip already binds, so it equals ``dual_clip=delta``.
 
     Book: equations (eq-ppo-clip) and (eq-dual-clip), chapter 5.
 
@@ -169,7 +164,7 @@ def clipped_surrogate(
     array([-3.])
     """
     ratio, advantages = _check_ratio_and_advantages(ratio, advantages)
-    clip_low, clip_high, dual_clip = _check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
 
     clipped_ratio = np.clip(ratio, 1.0 - clip_low, 1.0 + clip_high)
     objective = np.minimum(ratio * advantages, clipped_ratio * advantages)
@@ -234,7 +229,7 @@ def clipped_surrogate_gradient(
     array([ 0.5,  1.1,  0. , -1.5])
     """
     ratio, advantages = _check_ratio_and_advantages(ratio, advantages)
-    clip_low, clip_high, dual_clip = _check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
 
     inside = _unclipped(ratio, advantages, clip_low, clip_high, dual_clip)
     return np.where(inside, ratio * advantages, 0.0)
@@ -308,7 +303,7 @@ def clipped_policy_loss(
     logprobs, old_logprobs, advantages, mask = _check_token_batch(
         logprobs, old_logprobs, advantages, mask
     )
-    clip_low, clip_high, dual_clip = _check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
 
     ratio = np.exp(logprobs - old_logprobs)
     objective = clipped_surrogate(ratio, advantages, clip_low, clip_high, dual_clip)
@@ -365,7 +360,7 @@ def clipped_policy_loss_gradient(
     logprobs, old_logprobs, advantages, mask = _check_token_batch(
         logprobs, old_logprobs, advantages, mask
     )
-    clip_low, clip_high, dual_clip = _check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
 
     ratio = np.exp(logprobs - old_logprobs)
     slope = clipped_surrogate_gradient(ratio, advantages, clip_low, clip_high, dual_clip)
@@ -431,7 +426,7 @@ def clip_fractions(
     """
     ratio, advantages = _check_ratio_and_advantages(ratio, advantages)
     mask = check_optional_mask(mask, "mask", ratio.shape)
-    clip_low, clip_high, dual_clip = _check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
 
     clipped = ~_unclipped(ratio, advantages, clip_low, clip_high, dual_clip)
     fractions = []
@@ -448,6 +443,9 @@ def value_loss(
     mask: ArrayLike | None = None,
     old_values: ArrayLike | None = None,
     value_clip: float | None = None,
+    mode: str = "token-mean",
+    max_length: int | None = None,
+    empty_rows: str = "count",
 ) -> float:
     """The critic's loss: half the mean squared error, optionally clipped as in PPO2.
 
@@ -455,13 +453,30 @@ def value_loss(
         clipped:    (1/2) mean_j m_j max((V_j - G_j)², (Ṽ_j - G_j)²),
                     Ṽ_j = V_old,j + clip(V_j - V_old,j, -ε_v, ε_v),
 
+    where "mean" is the token mean by default and, with ``mode``, any loss aggregation of
+    :func:`rlfound.reduction.aggregate_loss` applied to the per-token squared errors (then
+    the arrays are (B, L), a batch of sequences),
+
     where V are the critic's current predictions, G the value targets (returns, such as
     Â + V_old from GAE), V_old the predictions stored with the batch and ε_v the value clip.
     Taking the larger of the two errors keeps the new prediction from profiting by moving
     more than ε_v away from V_old, a pessimistic bound like the policy's clip. The clipped
     form is the one of OpenAI's PPO2 baselines; TRL's PPO trainer and verl's
     ``compute_value_loss`` use it (``cliprange_value``), OpenRLHF's ``ValueLoss`` clips only
-    when given a clip range. All three take half the masked mean, as here.
+    when given a clip range. All three take half the aggregated squared error, as here.
+
+    Checked in the trainers' code: verl's ``compute_value_loss``
+    (``verl/trainer/ppo/core_algos.py``, volcengine/verl at commit
+    b178a3cd56f58b2d502255daba591e92833930a7) aggregates with ``agg_loss`` and the critic's
+    ``loss_agg_mode`` (``mode`` here, same names); OpenRLHF's ``ValueLoss``
+    (``openrlhf/models/loss.py``, OpenRLHF/OpenRLHF at commit
+    3c3be6234e0cb353e76bb8019947db9dfe99fca7) takes ``token_level_loss``: True is
+    "token-mean", False is "seq-mean-token-mean" with ``empty_rows="skip"`` (fully masked
+    sequences are excluded). Stable-Baselines3's ``PPO.train``
+    (``stable_baselines3/ppo/ppo.py``, commit e05d2dbe6eda0acd0ef2e316e3e4065677add3eb)
+    uses ``F.mse_loss``, twice the unclipped loss here, and with ``clip_range_vf`` it
+    takes the error of the clipped prediction alone, without the max: that form is not
+    this function's.
 
     Book: equation (eq-value-loss-clipped), chapter 5.
 
@@ -477,6 +492,12 @@ def value_loss(
         Predictions stored with the batch, V_old; required when ``value_clip`` is given.
     value_clip : float or None, optional
         ε_v > 0; None (the default) gives the unclipped loss.
+    mode : str, optional
+        How the per-token squared errors are reduced: one of
+        :data:`rlfound.reduction.MODES`; default "token-mean", which accepts any shape
+        (..., L). The other modes need 2-D arrays.
+    max_length, empty_rows
+        As for :func:`rlfound.reduction.aggregate_loss`; used by the modes that need them.
 
     Returns
     -------
@@ -488,7 +509,9 @@ def value_loss(
     ValueError
         If an array is not finite or differs in shape from ``values``, ``mask`` is not a bool
         or 0/1 array of that shape or selects nothing, ``value_clip`` is not a positive finite
-        number, or ``value_clip`` is given without ``old_values``.
+        number, or ``value_clip`` is given without ``old_values``; or, as for
+        :func:`rlfound.reduction.aggregate_loss`, ``mode``, ``max_length`` or
+        ``empty_rows`` is not valid (a mode other than "token-mean" also needs 2-D arrays).
 
     References
     ----------
@@ -505,6 +528,14 @@ def value_loss(
     2.5
     >>> value_loss([0.0], returns=[1.0], old_values=[2.0], value_clip=0.5)  # max(1, 0.5²) / 2
     0.5
+
+    Two sequences of 1 and 2 tokens: the token mean weighs tokens, the sequence mean rows.
+
+    >>> values, returns, mask = [[2.0, 0.0], [1.0, 1.0]], [[0.0, 0.0], [0.0, 0.0]], [[1, 0], [1, 1]]
+    >>> value_loss(values, returns, mask)  # (4 + 1 + 1) / 3 / 2
+    1.0
+    >>> value_loss(values, returns, mask, mode="seq-mean-token-mean")  # (4 + 1) / 2 / 2
+    1.25
     """
     values = as_float_array(values, "values", min_ndim=1)
     returns = as_float_array_like(returns, "returns", values.shape, "values")
@@ -525,7 +556,16 @@ def value_loss(
     if value_clip is not None:
         moved = old_values + np.clip(values - old_values, -value_clip, value_clip)
         squared_error = np.maximum(squared_error, (moved - returns) ** 2)
-    return float(0.5 * np.sum(squared_error[mask]) / np.sum(mask))
+    if squared_error.ndim != 2:
+        if mode != "token-mean":
+            raise ValueError(
+                f"mode must be 'token-mean' for values of shape {values.shape}; the other "
+                f"aggregations need a 2-D (B, L) batch of sequences; got {mode!r}"
+            )
+        # One row holding every position: its token mean is the token mean of the array.
+        squared_error, mask = squared_error.reshape(1, -1), mask.reshape(1, -1)
+    squared_error = np.where(mask, squared_error, 0.0)
+    return 0.5 * aggregate_loss(squared_error, mask, mode, max_length, empty_rows)
 
 
 @finite_output()

@@ -37,6 +37,7 @@ from rlfound._validation import (
     check_size,
     check_weights,
     finite_output,
+    raise_first,
 )
 
 __all__ = [
@@ -96,11 +97,7 @@ def _check_loss_and_mask(loss: Any, mask: Any) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"loss must hold real numbers; got dtype {raw.dtype}")
     mask = check_mask(mask, "mask", shape)
     bad = mask & ~np.isfinite(raw)
-    if bad.any():
-        index = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(
-            f"loss must be finite where mask is True; got {float(raw[index])!r} at index {index}"
-        )
+    raise_first(bad, "loss must be finite where mask is True", values=raw)
     # np.where, not loss * mask: 0 * inf is NaN, and a masked token must contribute exactly 0.
     return np.where(mask, raw, 0).astype(np.float64), mask
 
@@ -164,12 +161,11 @@ def _check_ids(turn_ids: Any, task_ids: Any, mask: np.ndarray) -> tuple[np.ndarr
         turn_ids = check_indices(turn_ids, "turn_ids", length, minimum=-1, kind="turn")
         check_shape(turn_ids, "turn_ids", mask.shape, "the shape of loss and mask")
         orphan = mask & (turn_ids < 0)
-        if orphan.any():
-            index = tuple(int(i) for i in np.argwhere(orphan)[0])
-            raise ValueError(
-                f"turn_ids must be >= 0 where mask is True (every policy token belongs to a "
-                f"turn); got -1 at index {index}"
-            )
+        raise_first(
+            orphan,
+            "turn_ids must be >= 0 where mask is True (every policy token belongs to a turn)",
+            got="-1",
+        )
     if task_ids is None:
         task_ids = np.arange(num_rows, dtype=np.int64)
     else:

@@ -10,3 +10,17 @@ import rlfound
 MODULES = [
     importlib.import_module(f"rlfound.{name}") for name in rlfound.__all__ if name != "__version__"
 ]
+
+
+def public_module(obj) -> str:
+    """The public module of a library function or class: its ``__module__`` up to the first
+    private part, so ``rlfound.diagnostics._report`` (a private file of the package
+    ``rlfound.diagnostics``) gives ``rlfound.diagnostics``.
+
+    >>> from rlfound import returns
+    >>> public_module(returns.discounted_returns)
+    'rlfound.returns'
+    """
+    parts = obj.__module__.split(".")
+    private = [index for index, part in enumerate(parts) if part.startswith("_")]
+    return ".".join(parts[: private[0]] if private else parts)

@@ -14,7 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from rlfound.advantages import gae_explicit, gae_recursive, k_step_advantages, packed_gae, td_errors
+from rlfound.advantages import (
+    gae_explicit,
+    gae_recursive,
+    k_step_advantages,
+    packed_gae,
+    td_errors,
+    whiten_advantages,
+)
 from rlfound.returns import discounted_returns, packed_discounted_returns
 from tests.oracles import (
     episode_segments,
@@ -255,3 +262,70 @@ def test_marking_a_timeout_as_terminal_drops_its_discounted_bootstrap():
     np.testing.assert_allclose(
         correct - wrong, [gamma * (gamma * lam) ** k * 7.0 for k in (2, 1, 0)], rtol=1e-12
     )
+
+
+# --- batch whitening (whiten_advantages) ----------------------------------------------------
+
+WHITEN_ADVANTAGES = np.array([[0.5, -1.0, 2.0, 7.0], [3.0, 0.25, -9.0, 4.0]])
+WHITEN_MASK = np.array([[1, 1, 1, 0], [1, 1, 0, 0]], dtype=bool)
+
+
+def _valid_statistics(ddof):
+    """Mean and variance of the five valid entries, summed by hand in a loop."""
+    valid = [
+        float(WHITEN_ADVANTAGES[i, j]) for i in range(2) for j in range(4) if WHITEN_MASK[i, j]
+    ]
+    mean = sum(valid) / len(valid)
+    variance = sum((a - mean) ** 2 for a in valid) / (len(valid) - ddof)
+    return mean, variance
+
+
+@pytest.mark.parametrize(
+    ("ddof", "eps", "eps_form", "spread"),
+    [
+        # verl masked_whiten: Bessel's correction, rsqrt(var + 1e-8)
+        (1, 1e-8, "variance", lambda var: np.sqrt(var + 1e-8)),
+        # OpenRLHF: ddof 0, var.clamp(min=1e-8).rsqrt()
+        (0, 1e-8, "floor", lambda var: np.sqrt(max(var, 1e-8))),
+        # Stable-Baselines3 and CleanRL: std (ddof 1) + 1e-8
+        (1, 1e-8, "std", lambda var: np.sqrt(var) + 1e-8),
+    ],
+)
+def test_whiten_advantages_equals_each_trainers_formula(ddof, eps, eps_form, spread):
+    mean, variance = _valid_statistics(ddof)
+    expected = np.where(WHITEN_MASK, (WHITEN_ADVANTAGES - mean) / spread(variance), 0.0)
+    got = whiten_advantages(WHITEN_ADVANTAGES, WHITEN_MASK, ddof=ddof, eps=eps, eps_form=eps_form)
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=0.0)
+
+
+def test_whiten_advantages_statistics_are_over_the_batch_not_the_rows():
+    got = whiten_advantages(WHITEN_ADVANTAGES, WHITEN_MASK, eps=0.0)
+    valid = got[WHITEN_MASK]
+    assert abs(valid.mean()) < 1e-15
+    np.testing.assert_allclose(valid.var(), 1.0, rtol=1e-14)
+    assert got[0].sum() != 0.0  # a single row is not centered on its own
+
+
+def test_whiten_advantages_reads_nothing_outside_the_mask():
+    poisoned = np.where(WHITEN_MASK, WHITEN_ADVANTAGES, np.nan)
+    np.testing.assert_array_equal(
+        whiten_advantages(poisoned, WHITEN_MASK),
+        whiten_advantages(WHITEN_ADVANTAGES, WHITEN_MASK),
+    )
+    assert (whiten_advantages(poisoned, WHITEN_MASK)[~WHITEN_MASK] == 0.0).all()
+
+
+def test_whiten_advantages_without_shift_adds_the_mean_back():
+    mean, variance = _valid_statistics(0)
+    got = whiten_advantages(WHITEN_ADVANTAGES, WHITEN_MASK, eps=0.0, shift_mean=False)
+    expected = (WHITEN_ADVANTAGES - mean) / np.sqrt(variance) + mean
+    np.testing.assert_allclose(got[WHITEN_MASK], expected[WHITEN_MASK], rtol=1e-13)
+
+
+def test_whiten_advantages_floor_and_sum_differ_only_for_a_small_spread():
+    tiny = np.array([1.0, 1.0 + 1e-6, 1.0 - 1e-6])
+    floored = whiten_advantages(tiny, eps=1e-8, eps_form="floor")
+    added = whiten_advantages(tiny, eps=1e-8, eps_form="variance")
+    # var = 2e-12 / 3 is below the floor: s = 1e-4 exactly, and sqrt(var + 1e-8) is larger.
+    np.testing.assert_allclose(floored, (tiny - 1.0) / 1e-4, rtol=1e-9)
+    assert added[0] == 0.0 and np.all(np.abs(added[1:]) < np.abs(floored[1:]))

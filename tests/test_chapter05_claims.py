@@ -16,11 +16,15 @@ value loss and the entropy bonus; the check for understanding.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.oracles import SUBMIT_OR_WORK, linear_solve_values, softmax_rows
+
+CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "05_off_policy_ppo.md"
+TEXT_OF_CHAPTER = " ".join(CHAPTER.read_text(encoding="utf-8").split())
 
 TASK = SUBMIT_OR_WORK
 LIVE = TASK.live
@@ -256,6 +260,84 @@ def test_the_figure_of_the_four_cases():
     assert surrogate(0.1, -1.0) == pytest.approx(-0.8)
     assert surrogate(4.0, -1.0) == pytest.approx(-4.0)
     assert surrogate(4.0, -1.0, dual=3.0) == pytest.approx(-3.0)
+
+
+def test_the_dual_clip_zero_gradient_band_is_drawn():
+    # Erratum: the shading was computed without the dual clip while the alt text said the
+    # dual-clip region was shaded. With A = -1 the plain clip passes the gradient at every
+    # ratio above 0.8; the dual clip stops it above c_dual = 3.
+    for rho in (1.5, 2.9, 3.1, 3.9):
+        assert derivative(rho, -1.0) == pytest.approx(-rho, abs=1e-6)
+    assert derivative(2.9, -1.0, dual=3.0) == pytest.approx(-2.9, abs=1e-6)
+    assert derivative(3.1, -1.0, dual=3.0) == 0.0 and derivative(3.9, -1.0, dual=3.0) == 0.0
+    assert "ppo.clipped_surrogate_gradient(grid, advantages_grid, dual_clip=3.0)" in TEXT_OF_CHAPTER
+    assert "a hatched band above ratio 3 where the dual clip also makes the gradient zero" in (
+        TEXT_OF_CHAPTER
+    )
+    assert "hatched (right): ratios above c_dual" in TEXT_OF_CHAPTER
+
+
+def truncated_bias(target, behavior, rewards, cap):
+    """(E_mu[min(rho, c) R] - E_pi[R], -E_mu[(rho - c)_+ R]) on a finite response set."""
+    rho = [p / q for p, q in zip(target, behavior, strict=True)]
+    estimate = math.fsum(
+        q * min(r, cap) * x for q, r, x in zip(behavior, rho, rewards, strict=True)
+    )
+    exact = math.fsum(p * x for p, x in zip(target, rewards, strict=True))
+    formula = -math.fsum(
+        q * max(r - cap, 0.0) * x for q, r, x in zip(behavior, rho, rewards, strict=True)
+    )
+    return estimate - exact, formula
+
+
+def test_truncation_biases_downward_only_for_non_negative_rewards():
+    # Erratum: the text said truncation biases the estimate downward, which holds only when the
+    # rewards of the truncated responses are non-negative.
+    target, behavior, cap = [0.6, 0.3, 0.1], [0.1, 0.3, 0.6], 2.0  # rho = 6, 1, 1/6
+    for rewards, sign in (([1.0, 0.0, 1.0], -1), ([0.5, 2.0, 1.0], -1), ([-1.0, 0.0, 1.0], 1),
+                          ([-0.5, 2.0, -3.0], 1)):  # fmt: skip
+        bias, formula = truncated_bias(target, behavior, rewards, cap)
+        assert bias == pytest.approx(formula, abs=1e-15)
+        assert math.copysign(1.0, bias) == sign and abs(bias) > 0.1
+    assert "With non-negative rewards (a verifier's 0 or 1) the bias is downward" in TEXT_OF_CHAPTER
+    assert "(\\rho - c)_+ R(x)" in TEXT_OF_CHAPTER
+    assert "biases the estimate downward wherever" not in TEXT_OF_CHAPTER
+
+
+def test_a_small_policy_lag_keeps_the_sequence_ratio_usable():
+    # Coverage (source text, section 9): a small policy lag is a remedy, through chi^2.
+    for chi2 in (1e-4, 1e-3, 0.01, 0.05):
+        for length in (10, 100, 1000):
+            variance = (1 + chi2) ** length - 1  # eq-sequence-ratio-variance
+            assert length * chi2 <= variance <= math.expm1(length * chi2)
+            if length * chi2 <= 0.1:
+                assert variance == pytest.approx(length * chi2, rel=0.06)
+    assert "A small *policy lag*, a sampler only a step or two" in TEXT_OF_CHAPTER
+    assert "({eq}`eq-diag-policy-lag`)" in TEXT_OF_CHAPTER
+
+
+def test_stored_old_logprobs_need_the_sampling_mask_and_the_vocabulary():
+    # With the sampler's mask (or its smaller vocabulary), the trainer's unmasked recomputation
+    # gives ratio pi / pi_c = the allowed mass at theta = theta_old, not 1.
+    logits = np.array([1.0, 0.2, -0.5, 2.0])
+    allowed = np.array([True, True, False, False])  # e.g. a schema, or ids the engine never emits
+    full = np.exp(logits) / np.exp(logits).sum()
+    masked = np.where(allowed, np.exp(logits), 0.0) / np.exp(logits[allowed]).sum()
+    for token in np.flatnonzero(allowed):
+        assert full[token] / masked[token] == pytest.approx(full[allowed].sum())
+    assert full[allowed].sum() < 0.5
+    for phrase in ("weights, *sampling mask* and *vocabulary* that generation used",
+                   "each ratio is the probability mass the mask allowed",
+                   "<sec-constrained>`)", "<sec-temperature>`)"):  # fmt: skip
+        assert phrase in TEXT_OF_CHAPTER
+
+
+def test_the_logging_advice_names_entropy_and_gradient_norms():
+    # Coverage (source text, section 10): log entropy and gradient norms too.
+    start = TEXT_OF_CHAPTER.index("Three lessons follow.")
+    lessons = TEXT_OF_CHAPTER[start : TEXT_OF_CHAPTER.index("(sec-value-entropy)=", start)]
+    assert "the entropy of the policy" in lessons
+    assert "the gradient norm before and after clipping" in lessons
 
 
 def test_clip_higher_rare_token_sentence():

@@ -382,6 +382,26 @@ def test_averaged_optimum_is_longer_over_the_figure_grid():
         )
 
 
+def test_the_length_factor_of_the_misconception():
+    # Erratum: the misconception said the average "doubles the optimal length"; the factor is
+    # 1.22 at beta = 0.05 and reaches 2 only for beta in about [0.19, 1.2].
+    def factor(beta):
+        return (averaged_optimum(beta) @ LENGTHS) / (
+            tilted_by_hand(REF_LENGTH, CORRECT, beta) @ LENGTHS
+        )
+
+    assert factor(0.05) == pytest.approx(1.22, abs=5e-3)
+    low = optimize.brentq(lambda b: factor(b) - 2.0, 0.1, 0.3)
+    high = optimize.brentq(lambda b: factor(b) - 2.0, 0.5, 2.0)
+    assert low == pytest.approx(0.19, abs=0.005) and high == pytest.approx(1.2, abs=0.05)
+    grid = np.geomspace(0.02, 2.0, 400)
+    factors = [factor(b) for b in grid]
+    assert min(factors) > 1.0 and max(factors) == pytest.approx(2.3, abs=0.05)
+    text = " ".join(CHAPTER.read_text(encoding="utf-8").split())
+    assert "in the toy it doubles the optimal length" not in text
+    assert "at least $2$ only for $\\beta$ between about $0.19$ and $1.2$, at most $2.3$" in text
+
+
 def test_a_length_blind_reward_still_gets_longer_responses_when_averaged():
     flat = np.full(8, 0.5)
     for beta in (0.05, 0.2, 1.0):

@@ -21,11 +21,14 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.oracles import central_differences, episodes_by_hand, softmax_rows
+
+CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "07_group_baselines.md"
 
 # ---------------------------------------------------------------------------------------------
 # Group advantages written out member by member
@@ -201,6 +204,50 @@ def snr_table(p=0.2):
             mean, var = moments(h, weights)
             table[name, size] = (mean, math.sqrt(var), mean / math.sqrt(var))
     return table
+
+
+def optimal_baseline(p):
+    # eq-optimal-baseline: E[R |psi|^2] / E[|psi|^2] with |e_a - pi|^2 = 2 (1 - pi(a))^2, R = 1
+    # on the correct action (probability p) and 0 on the other.
+    weights = [p * 2 * (1 - p) ** 2, (1 - p) * 2 * p**2]
+    return math.fsum([weights[0] * 1.0, weights[1] * 0.0]) / math.fsum(weights)
+
+
+def test_the_optimal_baseline_row_has_zero_variance_and_the_oracle_is_not_the_best():
+    # Erratum: the chapter said the oracle R - p "beats every unbiased rule" and that GRPO beats
+    # it only because it estimates c(p, N) times the gradient. b* = 1 - p is unbiased with zero
+    # variance at every N, and a constant factor does not change a signal-to-noise ratio.
+    p = 0.2
+    b_star = optimal_baseline(p)
+    assert b_star == pytest.approx(1 - p, abs=1e-15)
+    table = snr_table(p)
+    for size in (2, 4, 8, 16):
+        h = [h_plain(k, size, p, baseline=b_star) for k in range(size + 1)]
+        np.testing.assert_allclose(h, p * (1 - p), atol=1e-15)  # every count gives the gradient
+        weights = binomial(p, size)
+        mean = math.fsum(w * x for w, x in zip(weights, h, strict=True))
+        var = math.fsum(w * (x - mean) ** 2 for w, x in zip(weights, h, strict=True))
+        assert mean == pytest.approx(p * (1 - p), abs=1e-15) and var < 1e-24
+        oracle = moments([h_plain(k, size, p, baseline=p) for k in range(size + 1)], weights)
+        oracle_snr = oracle[0] / math.sqrt(oracle[1])
+        assert oracle_snr == pytest.approx(math.sqrt(size * p * (1 - p)) / abs(1 - 2 * p))
+        if size in (2, 4, 8):
+            assert table["oracle", size][2] == pytest.approx(oracle_snr)
+    # A constant factor leaves the ratio unchanged, so c(p, N) cannot explain GRPO's lead.
+    for c in (0.5, 2.1, 7.0):
+        scaled = moments([c * h_rloo(k, 8) for k in range(9)], binomial(p, 8))
+        assert scaled[0] / math.sqrt(scaled[1]) == pytest.approx(table["RLOO", 8][2])
+    assert table["GRPO", 8][2] == pytest.approx(2.08, abs=5e-3)
+    assert table["oracle", 8][2] == pytest.approx(1.89, abs=5e-3)
+    assert [round(h_grpo(k, 8), 2) for k in range(4)] == [0.0, 0.33, 0.43, 0.48]
+    # The oracle equals b* only at p = 1/2.
+    assert optimal_baseline(0.5) == pytest.approx(0.5)
+    text = " ".join(CHAPTER.read_text(encoding="utf-8").split())
+    assert "beats every unbiased rule" not in text
+    assert "only because it no longer estimates the gradient" not in text
+    assert "$b^* = (1 - p) \\cdot 1 + p \\cdot 0 = 1 - p$" in text
+    assert "has zero variance at every $N$" in text
+    assert '"b* R_i - (1 - p)": lambda r: r - (1 - p)' in text
 
 
 def test_the_signal_to_noise_table_and_its_four_observations():

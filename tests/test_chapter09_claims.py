@@ -20,6 +20,7 @@ eq-smdp-bellman, eq-option-return, the signal-to-noise table, the boundaries).
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -43,6 +44,9 @@ from tests.oracles import (
     stage_task,
     tool_task,
 )
+
+CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "09_credit_assignment.md"
+TEXT_OF_CHAPTER = " ".join(CHAPTER.read_text(encoding="utf-8").split())
 
 # ---------------------------------------------------------------------------------------------
 # The tool-use episode
@@ -134,7 +138,12 @@ def test_signal_and_noise_per_turn():
     share = signal / total
     np.testing.assert_allclose(share, [0.117, 0.088, 0.129, 0.198], atol=5e-4)
     assert np.all((share > 0.085) & (share < 0.2))  # "only 9% to 20%"
-    assert share.argmax() == 3 and share[0] < 0.12  # largest at the last turn, small at turn 0
+    # Erratum: the text said the share is small at turn 0; it is smallest at turn 1.
+    assert share.argmax() == 3 and share.argmin() == 1
+    assert "smallest at turn 1 (8.8%, against 11.7% at turn 0)" in TEXT_OF_CHAPTER
+    # Why: by turn 1 half of the episodes have the result in context, where every advantage is 0.
+    with_result = sum(p for p, states, *_ in EPISODES if states[1] == state(1, 1))
+    assert with_result == pytest.approx(0.5) and ADV[state(1, 1)] == pytest.approx([0.0, 0.0])
 
 
 def test_the_two_episodes():
@@ -161,6 +170,52 @@ def test_the_token_example():
     np.testing.assert_allclose(per_token, [1.3, 1.3, 1.3, 0, 0, 1, 1, 0, 1, 1])
     summed = [1.3 if k >= 0 else 0.0 for k in ids]
     assert summed[5] == pytest.approx(1.3)  # later turns carry turn 0's 0.3 when summed
+
+
+def test_dropping_earlier_rewards_can_add_variance():
+    # Erratum: the text said dropping turn 0's reward from the later turns' credit removes "only
+    # noise". One softmax decision (pass with probability p if it takes action 0) after a fixed
+    # cost c: the total return scores G - c, the reward-to-go G; exact moments over 2 outcomes.
+    p = 0.3
+    score = {0: np.array([1 - p, -(1 - p)]), 1: np.array([-p, p])}
+    outcomes = [(p, 0, 1.0), (1 - p, 1, 0.0)]  # (probability, action, reward of the decision)
+
+    def total_variance(cost):
+        terms = [(w, (g - cost) * score[a]) for w, a, g in outcomes]
+        mean = sum(w * x for w, x in terms)
+        return sum(w * np.sum((x - mean) ** 2) for w, x in terms)
+
+    norms = {a: float(np.sum(s**2)) for a, s in score.items()}
+    b_star = sum(w * g * norms[a] for w, a, g in outcomes) / sum(
+        w * norms[a] for w, a, _ in outcomes
+    )
+    kept = total_variance(0.0)
+    for cost in (0.1, b_star, 1.9 * b_star):
+        assert total_variance(cost) < kept  # the cost was a useful baseline: dropping it hurts
+    for cost in (-0.2, 2.1 * b_star):
+        assert total_variance(cost) > kept
+    # The general condition: dropping D from X + D helps iff Var(D) + 2 Cov(X, D) > 0.
+    for cost in (-0.2, 0.1, 2.1 * b_star):
+        x = [(w, g * score[a]) for w, a, g in outcomes]
+        d = [(w, -cost * score[a]) for w, a, _ in outcomes]
+        var_d = sum(w * np.sum(v**2) for w, v in d)
+        mean_x = sum(w * v for w, v in x)
+        cov = sum(wx * np.dot(vx - mean_x, vd) for (wx, vx), (_, vd) in zip(x, d, strict=True))
+        assert (var_d + 2 * cov > 0) == (kept < total_variance(cost))
+    # Earlier rewards independent of what follows: noise around zero, or a mean with the sign of
+    # b* (> 0 here), and dropping them helps.
+    for values in ([-0.4, 0.4], [0.1, 0.5], [0.0, 2.0]):
+        noisy = [
+            (w * 0.5, g + extra, a) for w, a, g in outcomes for extra in values
+        ]  # (probability, total return, action)
+        terms = [(w, g * score[a]) for w, g, a in noisy]
+        mean = sum(w * x for w, x in terms)
+        assert sum(w * np.sum((x - mean) ** 2) for w, x in terms) > kept
+    assert "and only noise goes away ({ref}`ch-reinforce`" not in TEXT_OF_CHAPTER
+    assert "Var}(D) + 2 \\operatorname{Cov}(X, D) > 0$" in TEXT_OF_CHAPTER
+    assert "(0.2581 against 0.2398 per sample)" in TEXT_OF_CHAPTER
+    chapter7 = (CHAPTER.parent / "07_group_baselines.md").read_text(encoding="utf-8")
+    assert "reward-to-go is even a little noisier than $G_0$" in chapter7
 
 
 DEBUG_T, DEBUG_R, DEBUG_TERMINAL = debug_task()

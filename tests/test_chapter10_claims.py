@@ -20,6 +20,7 @@ understanding.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -568,3 +569,27 @@ def test_the_check_for_understanding():
     assert 1 - trained / math.log(2) == pytest.approx(0.92, abs=0.005)
     assert trained + math.log(4) == pytest.approx(1.442, abs=5e-4)
     assert 1 - (trained + math.log(4)) / math.log(8) == pytest.approx(0.31, abs=0.005)
+
+
+def test_the_entropy_grows_with_the_temperature_at_the_stated_rate():
+    # The chapter wrote the rate with beta = 1/zeta, a second meaning for the KL coefficient; it
+    # now states dH/dzeta = Var_{pi^zeta}[z] / zeta^3. Central differences of the exact entropy.
+    logits = np.array([2.0, 0.5, -1.0, 0.0, 1.2])
+
+    def tempered_entropy(zeta):
+        scaled = logits / zeta
+        probs = np.exp(scaled - scaled.max())
+        probs /= probs.sum()
+        return -float(probs @ np.log(probs)), probs
+
+    for zeta in (0.5, 1.0, 2.0):
+        step = 1e-5
+        rate = (tempered_entropy(zeta + step)[0] - tempered_entropy(zeta - step)[0]) / (2 * step)
+        probs = tempered_entropy(zeta)[1]
+        variance = probs @ logits**2 - (probs @ logits) ** 2
+        assert rate == pytest.approx(variance / zeta**3, rel=1e-6) and rate > 0
+    text = (
+        Path(__file__).resolve().parents[1] / "chapters" / "10_entropy_exploration.md"
+    ).read_text(encoding="utf-8")
+    stated = r"\mathrm{d}\mathcal{H}/\mathrm{d}\zeta = \operatorname{Var}_{v \sim \pi^\zeta}[z_v]"
+    assert stated + r" / \zeta^3" in " ".join(text.split())

@@ -17,6 +17,7 @@ filter; the check for understanding.
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -236,6 +237,7 @@ def test_the_library_run_of_the_chapter_matches_the_hand_loop(bandit_run):
 # The two-step task
 # ---------------------------------------------------------------------------------------------
 
+CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "11_constrained_rl.md"
 TRANSITION, REWARD, COST, TERMINAL, INITIAL = two_step_task()
 INCIDENT_INDICATOR = np.zeros(TRANSITION.shape)
 INCIDENT_INDICATOR[:, :, INCIDENT] = 1.0
@@ -271,6 +273,30 @@ def test_the_table_of_deterministic_policies():
         np.testing.assert_allclose(values(policy_of(a, b)), row, atol=1e-12)
     best = max(expected, key=lambda key: expected[key][0])
     assert best == (1, 2)  # read the logs and force-push: 0.91, cost 2.5, 5% incidents
+
+
+def in_hull_of_others(points, i):
+    """Whether point i is a convex combination of the other points (a feasibility LP)."""
+    from scipy.optimize import linprog
+
+    others = np.delete(points, i, axis=0)
+    rows = np.vstack([others.T, np.ones(len(others))])
+    result = linprog(
+        np.zeros(len(others)), A_eq=rows, b_eq=[*points[i], 1.0], bounds=(0, None), method="highs"
+    )
+    return result.status == 0
+
+
+def test_not_every_deterministic_policy_is_a_vertex_of_the_achievable_set():
+    # Erratum: the chapter said the nine points are the vertices of the achievable set; three of
+    # them lie inside it.
+    keys = list(itertools.product(range(3), range(3)))
+    points = np.array([values(policy_of(a, b))[1::-1] for a, b in keys])  # (J_C, J_R)
+    inside = [key for i, key in enumerate(keys) if in_hull_of_others(points, i)]
+    assert inside == [(0, 1), (2, 0), (2, 1)]  # sandbox + merge, hot-patch + PR or + merge
+    text = " ".join(CHAPTER.read_text(encoding="utf-8").split())
+    assert "points are the vertices of the set of achievable pairs" not in text
+    assert "the cell finds six vertices, and the other three policies lie inside the set" in text
 
 
 @pytest.fixture(scope="module")

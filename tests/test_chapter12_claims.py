@@ -395,3 +395,15 @@ def test_in_practice_names_the_settings_that_were_read_in_the_trainers():
         "1e-6",
     ):
         assert setting in practice, setting
+
+
+def test_entropy_by_semantic_decision_points_to_chapter_10():
+    # Coverage (source text, section 17): entropy by semantic decision, not only by position.
+    text = " ".join(CHAPTER.read_text(encoding="utf-8").split())
+    section = text[text.index("## Entropy by position") : text.index("## The critic")]
+    assert "To track exploration by semantic decision" in section
+    assert "{eq}`eq-action-entropy`" in section and "`entropy.action_entropy`" in section
+    assert "<sec-token-vs-semantic>`" in section
+    chapter10 = (ROOT / "chapters" / "10_entropy_exploration.md").read_text(encoding="utf-8")
+    assert "The chatty policy has twice the mean token entropy of the decisive one" in chapter10
+    assert "its action entropy is 0" in chapter10

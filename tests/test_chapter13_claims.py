@@ -132,29 +132,37 @@ def test_the_figure_marks_the_target_mask_and_its_shift_by_one(batch):
 
 
 def test_the_fields_table_matches_the_library():
-    """The chapter's table of fields: names, dtypes and padding values."""
+    """The chapter's table of fields is the library's declared table, contract.FIELDS: the
+    same fields in the same order, with their dtypes, shapes, padding values and which are
+    optional; and a built batch has those dtypes and padding values."""
     rows = re.findall(
-        r"^\| `(\w+)`(?: \(optional\))? \| (\w+) \| .*? \| (\S+) \|$",
+        r"^\| `(\w+)`( \(optional\))? \| (\w+) \| (.*?) \| .*? \| (\S+) \|$",
         CHAPTER.read_text(encoding="utf-8"),
         flags=re.MULTILINE,
     )
-    table = {name: (dtype, padding) for name, dtype, padding in rows}
-    assert set(table) == set(contract.REQUIRED_FIELDS) | set(contract.OPTIONAL_FIELDS)
-    optional = {"ref_logprobs", "advantages"}
-    assert set(contract.OPTIONAL_FIELDS) == optional
+    padding = {"`pad_id`": 0, "0": 0, "0.0": 0.0, "$-1$": -1}  # pad_id defaults to 0
+    shown = [
+        (name, not optional, dtype, shapes.replace("$", "").replace(" ", ""), padding[fill])
+        for name, optional, dtype, shapes, fill in rows
+    ]
+    declared = [
+        (f.name, f.required, f.dtype, " or ".join(f.shapes).replace(" ", ""), f.fill)
+        for f in contract.FIELDS
+    ]
+    assert shown == declared
+    assert contract.REQUIRED_FIELDS == tuple(f.name for f in contract.FIELDS if f.required)
+    assert contract.OPTIONAL_FIELDS == ("ref_logprobs", "advantages")
     episode = {**CODING, "advantages": [0.5, 0.25]}
     episode["segments"] = [
         {**s, "ref_logprobs": [-1.0] * len(s["tokens"])} if s["kind"] == "policy" else s
         for s in CODING["segments"]
     ]
     built = contract.build_batch([episode], length=17)
-    padding = {"`pad_id`": None, "0": 0, "0.0": 0.0, "$-1$": -1}
-    for name, (dtype, fill) in table.items():
-        assert str(built[name].dtype) == dtype, name
-        if padding[fill] is not None:
-            assert contract.FILL[name] == padding[fill], name
-        if name not in ("rewards", "advantages"):  # per token: the last column is padding
-            assert built[name][0, -1] == (padding[fill] if padding[fill] is not None else 0)
+    for field in contract.FIELDS:
+        assert str(built[field.name].dtype) == field.dtype, field.name
+        assert contract.FILL[field.name] == field.fill, field.name
+        if field.name not in ("rewards", "advantages"):  # per token: the last column is padding
+            assert built[field.name][0, -1] == field.fill, field.name
 
 
 def test_turn_values_reach_their_tokens(batch):
@@ -354,8 +362,7 @@ def sharded_token_mean(shards):
 
 def ppo_step(batch):
     old, mask = batch["old_logprobs"], batch["action_mask"]
-    token_advantages = tokens.expand_turn_values_to_tokens(batch["rewards"], batch["turn_ids"])
-    return ppo.clipped_policy_loss(np.minimum(old + 0.05, 0.0), old, token_advantages, mask)
+    return ppo.clipped_policy_loss(batch["logprobs"], old, batch["advantages"], mask)
 
 
 LIBRARY = [

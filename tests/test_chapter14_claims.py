@@ -92,10 +92,27 @@ def test_explained_variance_and_gradient_variance_of_the_three_baselines():
     j = probabilities @ returns
     var_g = probabilities @ (returns - j) ** 2
     assert var_g == pytest.approx(0.2475, abs=5e-5)
-    ev_mean = 1.0 - probabilities @ (returns - j) ** 2 / var_g
-    ev_value = 1.0 - probabilities @ (returns - values[first]) ** 2 / var_g
-    assert ev_mean == pytest.approx(0.0, abs=1e-12)
-    assert ev_value == pytest.approx(0.495, abs=5e-4)
+
+    def explained(baseline):
+        # eq-diag-explained-variance and notation.md: 1 - Var(G - b) / Var(G).
+        residual = returns - baseline
+        return 1.0 - probabilities @ (residual - probabilities @ residual) ** 2 / var_g
+
+    def mean_squared_form(baseline):
+        return 1.0 - probabilities @ (returns - baseline) ** 2 / var_g
+
+    assert explained(np.full(8, j)) == pytest.approx(0.0, abs=1e-12)
+    assert explained(values[first]) == pytest.approx(0.495, abs=5e-4)
+    # Erratum: chapter 14 used 1 - E[(G - b)^2] / Var(G), which differs from the book's EV as
+    # soon as a baseline is off by a constant; the two agree here only because E[G - b] = 0.
+    for baseline in (np.full(8, j), values[first]):
+        assert mean_squared_form(baseline) == pytest.approx(explained(baseline), abs=1e-12)
+    assert explained(values[first] + 0.3) == pytest.approx(explained(values[first]), abs=1e-12)
+    assert mean_squared_form(values[first] + 0.3) < explained(values[first]) - 0.3
+    text = " ".join(CHAPTER.read_text(encoding="utf-8").split())
+    assert "$\\mathrm{EV}(b) = 1 - \\operatorname{Var}(G - b) / \\operatorname{Var}(G)$" in text
+    assert "\\mathrm{EV}(b) = 1 - \\mathbb{E}[(G - b)^2]" not in text
+    assert "weights @ (residual - weights @ residual) ** 2 / return_variance" in text
     logits = np.zeros((4, 2))
     exact = central_differences(
         lambda theta: expected_total(

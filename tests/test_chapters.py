@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import re
 import subprocess
 import sys
@@ -114,8 +115,10 @@ def test_listings_show_public_library_functions(path: Path):
         module = importlib.import_module(module_name)
         assert name in module.__all__, f"{path.name}: {object_path} is not public"
         assert not name.startswith("_"), f"{path.name} shows the private helper {object_path}"
-        assert name in top_level_functions(LIBRARY / f"{module_short}.py"), (
-            f"{path.name}: {object_path} is not a function defined in {module_short}.py"
+        # The function may live in a private file of a package that re-exports it.
+        defined_in = Path(inspect.getsourcefile(inspect.unwrap(getattr(module, name))))
+        assert name in top_level_functions(defined_in), (
+            f"{path.name}: {object_path} is not a function defined in {defined_in.name}"
         )
 
 
@@ -135,7 +138,11 @@ def test_a_listing_is_the_library_code_with_a_short_docstring(object_path: str):
     """The listing's code is the function's own code; its docstring is the summary only."""
     module_name, _, name = object_path.rpartition(".")
     shown = listing.read_listing(object_path)
-    source = _function(Path(importlib.import_module(module_name).__file__).read_text(), name)
+    # The reader finds the file without importing; the import says where the function is.
+    imported = inspect.unwrap(getattr(importlib.import_module(module_name), name))
+    defined_in = Path(inspect.getsourcefile(imported))
+    assert shown.path == defined_in, object_path
+    source = _function(defined_in.read_text(encoding="utf-8"), name)
     function = _function(shown.code, name)
     # Signature, decorators and every statement after the docstring are those of the source.
     assert ast.dump(function.args) == ast.dump(source.args)
@@ -214,6 +221,178 @@ def test_a_listing_without_an_equation_keeps_the_summary_line():
 def test_a_listing_of_an_unknown_object_fails(object_path: str, message: str):
     with pytest.raises(listing.ListingError, match=message):
         listing.read_listing(object_path)
+
+
+def _validation_names(path: Path) -> set[str]:
+    """The names a library file imports from ``rlfound._validation`` (the private module)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").startswith("rlfound._validation")
+        for alias in node.names
+    }
+
+
+def _called_name(node: ast.AST | None) -> str | None:
+    """The name of the function a call calls (``f(...)`` or ``module.f(...)``), else None."""
+    if not isinstance(node, ast.Call):
+        return None
+    function = node.func
+    return function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+
+
+def listed_body(object_path: str) -> tuple[list[ast.stmt], list[str]]:
+    """The statements after the docstring of a listed function, and their non-blank lines."""
+    shown = listing.read_listing(object_path)
+    node = _function(shown.code, shown.name) if shown.kind == "func" else None
+    if node is None:
+        return [], []
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    lines = shown.code.splitlines()[body[0].lineno - 1 :] if body else []
+    return body, [line for line in lines if line.strip() and not line.strip().startswith("#")]
+
+
+def is_only_a_delegation(body: list[ast.stmt], private: set[str]) -> bool:
+    """Whether a body is input checks and then ``return helper(...)`` of a private helper.
+
+    A check is a call of a ``check_*`` or ``as_*`` function or of a module's own ``_check_*``;
+    a private helper is a name starting with ``_`` or one of ``private`` (the names of
+    ``rlfound._validation`` the file imports).
+    """
+
+    def is_check(name: str | None) -> bool:
+        return name is not None and name.lstrip("_").startswith(("check_", "as_"))
+
+    rest = [
+        statement
+        for statement in body
+        if not (
+            isinstance(statement, (ast.Assign, ast.Expr))
+            and is_check(_called_name(statement.value))
+        )
+    ]
+    if len(rest) != 1 or not isinstance(rest[0], ast.Return):
+        return False
+    called = _called_name(rest[0].value)
+    return called is not None and (called.startswith("_") or called in private)
+
+
+def test_a_delegation_is_told_from_a_formula():
+    private = {"check_reward_process", "solve_live_values"}
+    delegations = [
+        "x, m = _check_pair(x, m)\nreturn _masked_estimate('k1', x, m)",
+        "p, r = check_reward_process(p, r)\nreturn solve_live_values(p, r)",
+    ]
+    formulas = [
+        "x, m = _check_pair(x, m)\nreturn np.where(m, x, 0.0)",
+        "x = check_finite(x)\ny = 2 * x\nreturn _helper(y)",
+        "x = check_finite(x)\nreturn public_function(x)",
+    ]
+    for code in delegations:
+        assert is_only_a_delegation(ast.parse(code).body, private), code
+    for code in formulas:
+        assert not is_only_a_delegation(ast.parse(code).body, private), code
+
+
+def test_every_listing_shows_its_formula_not_only_a_call_to_a_private_helper():
+    """A listing's body is more than input checks and a call to a private helper.
+
+    Prints the body length (non-blank code lines after the docstring) of every listed
+    function, longest first, so that a listing grown too long to read at a glance shows up.
+    """
+    listed = sorted({path for document in NOTEBOOKS for path in library_listings(document)})
+    lengths, delegations = [], []
+    for object_path in listed:
+        body, lines = listed_body(object_path)
+        private = _validation_names(listing.read_listing(object_path).path)
+        if is_only_a_delegation(body, private):
+            delegations.append(object_path)
+        lengths.append((len(lines), object_path))
+    print("\nlisting body lengths (code lines after the docstring), longest first:")
+    for length, object_path in sorted(lengths, key=lambda item: (-item[0], item[1])):
+        print(f"{length:5d}  {object_path}")
+    assert not delegations, "listings that only call a private helper:\n" + "\n".join(delegations)
+
+
+def _write_package(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+
+
+def test_a_listing_follows_a_package_reexport_to_the_private_file(tmp_path, monkeypatch):
+    _write_package(
+        tmp_path,
+        {
+            "relisted/__init__.py": (
+                '"""A package."""\n\nfrom ._one import one\n'
+                "from ._pair import (\n    first,\n    second as later,\n)\n"
+            ),
+            "relisted/_one.py": 'import math\n\n\ndef one():\n    """One."""\n    return 1\n',
+            "relisted/_pair.py": (
+                'def first():\n    """First."""\n    return 1\n\n\n'
+                'def second():\n    """Second."""\n    return 2\n'
+            ),
+        },
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shown = listing.read_listing("relisted.one")
+    assert shown.path == tmp_path / "relisted" / "_one.py"
+    assert shown.code == 'def one():\n    """One."""\n    return 1\n'
+    assert (shown.first_line, shown.qualified_name) == (4, "relisted.one")
+    # One name of a parenthesized import, and a name re-exported under another name.
+    assert listing.read_listing("relisted.first").code.startswith("def first():")
+    later = listing.read_listing("relisted.later")
+    assert later.code.startswith("def second():") and later.qualified_name == "relisted.later"
+    assert "relisted" not in sys.modules, "the reader imported the package"
+
+
+def test_a_listing_follows_a_chain_of_two_reexports(tmp_path, monkeypatch):
+    _write_package(
+        tmp_path,
+        {
+            "chained/__init__.py": "from ._middle import deep\n",
+            "chained/_middle.py": "from .inner._deep import deep\n",
+            "chained/inner/__init__.py": "",
+            "chained/inner/_deep.py": 'def deep(x):\n    """Deep."""\n    return x\n',
+        },
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shown = listing.read_listing("chained.deep")
+    assert shown.path == tmp_path / "chained" / "inner" / "_deep.py"
+    assert shown.code == 'def deep(x):\n    """Deep."""\n    return x\n'
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        (
+            {"broken/__init__.py": "from ._a import gone\n", "broken/_a.py": "x = 1\n"},
+            "broken._a (re-exported by broken) defines no top-level function or class 'gone'",
+        ),
+        (
+            {"broken/__init__.py": "from ._a import gone\n"},
+            "broken imports from 'broken._a', which has no source file",
+        ),
+        (
+            {
+                "broken/__init__.py": "from ._a import gone\n",
+                "broken/_a.py": "from ._b import gone\n",
+                "broken/_b.py": "from ._a import gone\n",
+            },
+            "the re-exports of 'gone' go round: broken -> broken._a -> broken._b -> broken._a",
+        ),
+    ],
+    ids=["missing name", "missing file", "circle"],
+)
+def test_a_broken_reexport_fails_naming_the_chain(tmp_path, monkeypatch, files, message):
+    _write_package(tmp_path, files)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(listing.ListingError) as raised:
+        listing.read_listing("broken.gone")
+    assert str(raised.value) == message
 
 
 def test_library_docstrings_name_equations_that_exist():

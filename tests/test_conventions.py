@@ -243,6 +243,18 @@ EXAMPLES = [
         },
         ARRAY,
     ),
+    Example(
+        advantages.whiten_advantages,
+        {
+            "advantages": np.array([[1.0, -2.0, 0.5], [0.25, 3.0, 9.0]]),
+            "mask": np.array([[True, True, False], [True, True, True]]),
+            "ddof": 1,
+            "eps": 1e-8,
+            "eps_form": "variance",
+            "shift_mean": True,
+        },
+        ARRAY,
+    ),
     # tokens
     Example(tokens.enumerate_sequences, {"vocab_size": 2, "length": 3}, INT_ARRAY),
     Example(tokens.token_logprobs, {"logits": TOKEN_LOGITS, "tokens": TOKENS}, ARRAY),

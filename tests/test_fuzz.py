@@ -34,11 +34,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import rlfound
 from rlfound import invariants
+from tests._library import public_module
 from tests.tables.kinds import BATCH, EPISODES, FIGURE, GRADIENT_CHECK, REPORT
 from tests.test_conventions import EXAMPLES, assert_kind, public_functions
 
-_RLFOUND = str(Path(invariants.__file__).resolve().parent)
+_RLFOUND = str(Path(rlfound.__file__).resolve().parent)
 _TESTS = str(Path(__file__).resolve().parent)
 
 #: Examples whose function takes no argument to change (they still have an example).
@@ -184,7 +186,7 @@ def check_outcome(example, argument: str, new_value, values_only: bool, label: s
     except ValueError:
         return
     except invariants.InvariantViolation:
-        assert example.function.__module__ == invariants.__name__, where
+        assert public_module(example.function) == invariants.__name__, where
         return
     except Exception as error:
         if _raised_in_user_code(error):
@@ -255,3 +257,66 @@ SIZE_CASES = [
 @pytest.mark.parametrize(("example", "argument", "size"), SIZE_CASES)
 def test_huge_sizes_are_refused_before_any_work(example, argument, size):
     check_outcome(example, argument, size, False, f"{size}")
+
+
+# --- ragged nesting: every array argument -------------------------------------------------------
+
+
+def ragged_forms(value: np.ndarray) -> list[tuple[str, list]]:
+    """Nested lists of ``value``'s numbers whose rows at one depth differ in length.
+
+    For a 1-D array, two rows of unequal length (one level added); for an n-D array, also
+    its own nesting with the last innermost row shortened by one, so the depth is the valid
+    one and only the rectangle is broken.
+    """
+    flat = value.ravel().tolist()
+    forms = [("ragged rows", [flat, flat[:-1]])]
+    if value.ndim >= 2 and value.shape[-1] >= 1:
+        nested = value.tolist()
+        innermost = nested
+        for _ in range(value.ndim - 1):
+            innermost = innermost[-1]
+        innermost.pop()
+        forms.append(("ragged innermost row", nested))
+    return forms
+
+
+def _raggable(value) -> bool:
+    return isinstance(value, np.ndarray) and value.size > 1 and value.dtype.kind in "biuf"
+
+
+def ragged_arguments(example):
+    """(argument, label, new value) for every array argument, a batch's arrays one at a time."""
+    for name, value in example.kwargs.items():
+        if _raggable(value):
+            for label, nested in ragged_forms(value):
+                yield name, label, nested
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if _raggable(item):
+                    for label, nested in ragged_forms(item):
+                        yield name, f"[{key!r}] {label}", {**value, key: nested}
+
+
+RAGGED_CASES = [
+    pytest.param(example, name, new, id=f"{example.id}-{name}{label}")
+    for example in EXAMPLES
+    for name, label, new in ragged_arguments(example)
+]
+
+
+@pytest.mark.parametrize(("example", "argument", "nested"), RAGGED_CASES)
+def test_ragged_nesting_is_a_value_error_that_names_the_argument(example, argument, nested):
+    """NumPy's own "inhomogeneous shape" error names no argument; the library's must."""
+    try:
+        example.function(**{**example.kwargs, argument: nested})
+    except ValueError as error:
+        message = str(error)
+        assert "inhomogeneous" not in message, f"{example.id}({argument}): {message}"
+        assert message.startswith(argument), f"{example.id}({argument}): {message}"
+        return
+    except Exception as error:
+        if _raised_in_user_code(error):
+            return
+        pytest.fail(f"{example.id}({argument} ragged) raised {type(error).__name__}: {error}")
+    pytest.fail(f"{example.id}({argument} ragged) returned instead of raising")

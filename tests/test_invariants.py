@@ -14,6 +14,9 @@ import pytest
 
 from rlfound import advantages, contract, groups, invariants, ppo, reduction, returns, tokens
 from rlfound.invariants import InvariantViolation
+
+# The case generators are private; these tests look at the cases themselves.
+from rlfound.invariants import _cases as cases
 from tests.oracles import random_segment_episodes, target_logprobs_by_hand
 
 # --- correct and broken functions under test -----------------------------------------------
@@ -160,13 +163,30 @@ def averaged_without_factor(shards):
 
 def reading_step(batch):
     old = batch["old_logprobs"]
-    return ppo.clipped_policy_loss(
-        np.minimum(old + 0.01, 0.0), old, np.ones_like(old), batch["action_mask"]
-    )
+    return ppo.clipped_policy_loss(batch["logprobs"], old, np.ones_like(old), batch["action_mask"])
 
 
 def refreshing_step(batch):
     batch["old_logprobs"] = np.minimum(batch["old_logprobs"] + 0.01, 0.0)
+    return reading_step(batch)
+
+
+def detached_step(batch):
+    # The usual refresh bug: the field is untouched, the ratios use the current values.
+    current = batch["logprobs"]
+    return ppo.clipped_policy_loss(
+        current, current.copy(), np.ones_like(current), batch["action_mask"]
+    )
+
+
+def copying_step(batch):
+    batch["old_logprobs"] = batch["old_logprobs"].copy()  # the same values in another array
+    batch["policy_version"] = np.array(batch["policy_version"], copy=True)
+    return reading_step(batch)
+
+
+def silent_step(batch):
+    reading_step(batch)  # computes a loss and returns nothing
 
 
 def in_place_step(batch):
@@ -175,10 +195,12 @@ def in_place_step(batch):
 
 def retagging_step(batch):
     batch["policy_version"] = np.where(batch["policy_version"] >= 0, 99, -1)
+    return reading_step(batch)
 
 
 def other_fields_step(batch):
-    batch["advantages"] = np.zeros_like(batch["old_logprobs"])  # adding a field is allowed
+    batch["rewards"] = np.zeros_like(batch["rewards"])  # replacing another field is allowed
+    return reading_step(batch)
 
 
 def greedy_encode(text):
@@ -308,6 +330,7 @@ CORRECT = [
     (invariants.check_distributed_reduction, (ppo.clipped_policy_loss, global_count), {}),
     (invariants.check_old_logprobs_immutable, (reading_step,), {}),
     (invariants.check_old_logprobs_immutable, (other_fields_step,), {}),
+    (invariants.check_old_logprobs_immutable, (copying_step,), {}),
     (invariants.check_event_order, (contract.build_batch,), {}),
     (
         invariants.check_event_order,
@@ -411,9 +434,17 @@ BROKEN = [
     (
         9,
         invariants.check_old_logprobs_immutable,
+        (detached_step,),
+        {},
+        "does not change when old_logprobs do",
+    ),
+    (9, invariants.check_old_logprobs_immutable, (silent_step,), {}, "returned None"),
+    (
+        9,
+        invariants.check_old_logprobs_immutable,
         (retagging_step,),
         {},
-        "batch['policy_version'] is a different array",
+        "batch['policy_version'] holds other values",
     ),
     (10, invariants.check_event_order, (reversed_rewards_builder,), {}, "rewards["),
     (10, invariants.check_event_order, (one_version_builder,), {}, "policy_version["),
@@ -539,7 +570,7 @@ def test_constant_groups_include_decimals_zeros_and_large_values():
 def test_adversarial_episodes_re_tokenize_differently():
     rng = np.random.default_rng(0)
     for _ in range(20):
-        for episode in invariants._episodes(rng, adversarial=True):
+        for episode in cases._episodes(rng, adversarial=True):
             policy = [s for s in episode["segments"] if s["kind"] == "policy"]
             assert policy
             for segment in policy:
@@ -550,7 +581,7 @@ def test_generated_episodes_have_several_versions_and_every_kind():
     rng = np.random.default_rng(1)
     kinds, versions_per_episode = set(), []
     for _ in range(30):
-        for episode in invariants._episodes(rng):
+        for episode in cases._episodes(rng):
             kinds |= {s["kind"] for s in episode["segments"]}
             versions_per_episode.append(
                 len({s["version"] for s in episode["segments"] if s["kind"] == "policy"})
@@ -561,8 +592,8 @@ def test_generated_episodes_have_several_versions_and_every_kind():
 
 def test_padding_layouts_hold_the_same_tokens():
     rng = np.random.default_rng(0)
-    sequences = invariants._sequences(rng)
-    layouts = invariants._layouts(rng, sequences, tuple(invariants.PADDING_CHANGES))
+    sequences = cases._sequences(rng)
+    layouts = cases._layouts(rng, sequences, tuple(invariants.PADDING_CHANGES))
     expected = sorted(np.concatenate([s[1][s[3]] for s in sequences]).tolist())
     for name, (_, old, _, mask) in layouts.items():
         assert sorted(old[mask].tolist()) == expected, name
@@ -571,7 +602,7 @@ def test_padding_layouts_hold_the_same_tokens():
 def test_packed_streams_have_both_kinds_of_boundary():
     rng = np.random.default_rng(0)
     for _ in range(20):
-        stream = invariants._packed_streams(rng)
+        stream = cases._packed_streams(rng)
         assert not (stream["terminated"] & stream["truncated"]).any()
         if stream["rewards"].shape[1] >= 2:
             assert stream["terminated"].any() and stream["truncated"].any()
@@ -634,3 +665,31 @@ def test_a_batch_without_trained_tokens_is_refused():
     )
     with pytest.raises(ValueError, match=r"^batch must have at least one trained token"):
         invariants.check_padding_invariance(ppo.clipped_policy_loss, batch=batch)
+
+
+def test_9_the_twin_batches_keep_every_ratio_inside_the_clip():
+    # The check's argument: a correct step's output changes with old_logprobs because both
+    # twins' ratios stay inside a clip range of 0.2 on the trained tokens, where the clipped
+    # surrogate is rho A; only old_logprobs differ between the twins.
+    seen = []
+
+    def recording_step(batch):
+        seen.append({name: np.array(value, copy=True) for name, value in batch.items()})
+        return reading_step(batch)
+
+    invariants.check_old_logprobs_immutable(recording_step, rng=3, num_cases=4, num_steps=2)
+    assert len(seen) == 4 * 3  # two steps and the twin per case
+    for first, twin in zip(seen[0::3], seen[2::3], strict=True):
+        trained = first["action_mask"].astype(bool)
+        for batch in (first, twin):
+            ratio = np.exp(batch["logprobs"] - batch["old_logprobs"])[trained]
+            assert np.all((ratio > 0.8) & (ratio < 1.2))
+        lowered = (first["old_logprobs"] - twin["old_logprobs"])[trained]
+        assert np.all((lowered >= 0.02) & (lowered <= 0.08))
+        np.testing.assert_array_equal(twin["logprobs"], first["logprobs"])
+        for name in first:
+            if name != "old_logprobs":
+                np.testing.assert_array_equal(twin[name], first[name])
+        np.testing.assert_array_equal(
+            twin["old_logprobs"][~trained], first["old_logprobs"][~trained]
+        )

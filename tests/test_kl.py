@@ -592,3 +592,80 @@ def test_dpo_refuses_bad_input():
         kl.dpo_loss([-1.0], [-1.0], [-1.0], [-1.0, -2.0], 0.1)
     with pytest.raises(ValueError, match=r"^rejected_logprobs must be log-probabilities"):
         kl.dpo_loss_gradient([-1.0], [0.5], [-1.0], [-1.0], 0.1)
+
+
+# --- label smoothing (conservative DPO), IPO and the absolute log-ratio ---------------------
+
+
+def smoothed_dpo_by_hand(c, r, rc, rr, beta, smoothing):
+    """Mitchell's conservative DPO: the cross-entropy of σ(u) against the target 1 - ε."""
+    u = beta * ((c - rc) - (r - rr))
+    sigma = 1.0 / (1.0 + math.exp(-u))
+    return -(1.0 - smoothing) * math.log(sigma) - smoothing * math.log(1.0 - sigma)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.25, 0.5])
+def test_smoothed_dpo_loss_equals_the_definition(smoothing):
+    rng = np.random.default_rng(21)
+    arrays = [-rng.uniform(0.1, 6.0, size=8) for _ in range(4)]
+    expected = [smoothed_dpo_by_hand(*v, 0.4, smoothing) for v in zip(*arrays, strict=True)]
+    got = kl.dpo_loss(*arrays, 0.4, label_smoothing=smoothing)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("smoothing", [0.1, 0.3])
+def test_smoothed_dpo_gradient_matches_central_differences(smoothing):
+    rng = np.random.default_rng(5)
+    chosen, rejected, ref_c, ref_r = (-rng.uniform(0.5, 6.0, size=5) for _ in range(4))
+    beta = 0.7
+
+    def total(c, r):
+        return sum(
+            smoothed_dpo_by_hand(*v, beta, smoothing) for v in zip(c, r, ref_c, ref_r, strict=True)
+        )
+
+    grad_c, grad_r = kl.dpo_loss_gradient(chosen, rejected, ref_c, ref_r, beta, smoothing)
+    np.testing.assert_allclose(
+        grad_c, central_differences(lambda c: total(c, rejected), chosen), atol=1e-8
+    )
+    np.testing.assert_allclose(
+        grad_r, central_differences(lambda r: total(chosen, r), rejected), atol=1e-8
+    )
+
+
+def test_smoothed_dpo_is_smallest_at_a_finite_margin():
+    """With ε > 0 the loss has its minimum at u = log((1 - ε) / ε), not at u → ∞."""
+    smoothing, beta = 0.1, 1.0
+    best = math.log((1.0 - smoothing) / smoothing)
+    margins = np.array([best - 0.5, best, best + 0.5, 50.0])
+    # u = (c - ref_c) - (r - ref_r) = margins with c = margins - 60, ref_c = -60, r = ref_r.
+    ones = -np.ones(4)
+    losses = kl.dpo_loss(margins - 60.0, ones, ones * 60.0, ones, beta, smoothing)
+    assert np.argmin(losses) == 1
+    _, at_best = kl.dpo_loss_gradient([best - 60.0], [-1.0], [-60.0], [-1.0], beta, smoothing)
+    assert abs(at_best[0]) < 1e-15
+
+
+def test_ipo_loss_by_hand_and_its_target():
+    # h = (-1 + 1.5) - (-2 + 1.5) = 1 = 1 / (2 β) at β = 0.5: the pair is at its target.
+    np.testing.assert_array_equal(
+        kl.ipo_loss([-1.0, -2.0], [-2.0, -1.0], [-1.5, -1.5], [-1.5, -1.5], 0.5), [0.0, 4.0]
+    )
+    rng = np.random.default_rng(8)
+    c, r, rc, rr = (-rng.uniform(0.1, 9.0, size=6) for _ in range(4))
+    expected = [
+        ((a - b) - (x - y) - 1.0 / (2 * 0.2)) ** 2 for a, x, b, y in zip(c, r, rc, rr, strict=True)
+    ]
+    np.testing.assert_allclose(kl.ipo_loss(c, r, rc, rr, 0.2), expected, rtol=1e-12)
+
+
+def test_k_abs_is_the_absolute_log_ratio_and_overestimates_the_kl():
+    probs = np.array([0.5, 0.3, 0.2])
+    ref = np.array([0.2, 0.3, 0.5])
+    tokens = np.log(probs)[None, :].repeat(2, axis=0)
+    ref_tokens = np.log(ref)[None, :].repeat(2, axis=0)
+    mask = np.array([[1, 1, 0], [1, 0, 1]], dtype=bool)
+    got = kl.k_abs(tokens, ref_tokens, mask)
+    np.testing.assert_array_equal(got, np.where(mask, np.abs(tokens - ref_tokens), 0.0))
+    expected_abs = float(np.sum(probs * np.abs(np.log(probs / ref))))  # E_π |k1|
+    assert expected_abs > float(np.sum(probs * np.log(probs / ref)))  # > KL(π ‖ π_ref)

@@ -508,3 +508,71 @@ def test_defaults_are_the_documented_conventions():
     mask = np.array([[1, 1, 1], [1, 0, 0]], dtype=bool)
     assert ppo.clipped_policy_loss(lp, lp, advantages, mask) == pytest.approx(-(3 + 4) / 4)
     assert ppo.value_loss([2.0], [0.0]) == 2.0  # half the squared error
+
+
+# --- value_loss with a loss aggregation mode --------------------------------------------------
+
+AGG_VALUES = np.array([[1.0, 2.0, 0.0], [0.5, -1.0, 3.0], [9.0, 9.0, 9.0]])
+AGG_RETURNS = np.array([[0.0, 1.0, 5.0], [1.5, 1.0, 0.0], [0.0, 0.0, 0.0]])
+AGG_MASK = np.array([[1, 1, 0], [1, 1, 1], [0, 0, 0]], dtype=bool)  # the last row is empty
+
+
+def _verl_agg(errors, mask, mode):
+    """verl's agg_loss (core_algos.py at b178a3c) with dp_size 1, by loops over the rows."""
+    rows = [
+        [e for e, m in zip(er, mr, strict=True) if m] for er, mr in zip(errors, mask, strict=True)
+    ]
+    non_empty = [row for row in rows if row]
+    if mode == "token-mean":
+        return sum(sum(row) for row in rows) / sum(len(row) for row in rows)
+    if mode == "seq-mean-token-mean":
+        return sum(sum(row) / len(row) for row in non_empty) / len(non_empty)
+    if mode == "seq-mean-token-sum":
+        return sum(sum(row) for row in non_empty) / len(non_empty)
+    return sum(sum(row) for row in rows) / errors.shape[-1]  # "seq-mean-token-sum-norm"
+
+
+@pytest.mark.parametrize(
+    ("mode", "extra"),
+    [
+        ("token-mean", {}),
+        ("seq-mean-token-mean", {"empty_rows": "skip"}),
+        ("seq-mean-token-sum", {"empty_rows": "skip"}),
+        ("seq-mean-token-sum-norm", {"max_length": 3}),
+    ],
+)
+def test_value_loss_modes_equal_verls_agg_loss(mode, extra):
+    errors = (AGG_VALUES - AGG_RETURNS) ** 2
+    expected = 0.5 * _verl_agg(errors, AGG_MASK, mode)
+    got = ppo.value_loss(AGG_VALUES, AGG_RETURNS, AGG_MASK, mode=mode, **extra)
+    assert got == pytest.approx(expected, rel=1e-14)
+
+
+def test_value_loss_sequence_mode_counts_or_skips_the_empty_row():
+    errors = (AGG_VALUES - AGG_RETURNS) ** 2
+    first, second = errors[0, :2].mean(), errors[1].mean()
+    counted = ppo.value_loss(AGG_VALUES, AGG_RETURNS, AGG_MASK, mode="seq-mean-token-mean")
+    skipped = ppo.value_loss(
+        AGG_VALUES, AGG_RETURNS, AGG_MASK, mode="seq-mean-token-mean", empty_rows="skip"
+    )
+    assert counted == pytest.approx(0.5 * (first + second) / 3, rel=1e-14)
+    assert skipped == pytest.approx(0.5 * (first + second) / 2, rel=1e-14)
+
+
+def test_value_loss_clip_then_aggregate():
+    old = AGG_VALUES - 0.5
+    clipped = np.maximum(
+        (AGG_VALUES - AGG_RETURNS) ** 2,
+        (old + np.clip(AGG_VALUES - old, -0.1, 0.1) - AGG_RETURNS) ** 2,
+    )
+    expected = 0.5 * _verl_agg(clipped, AGG_MASK, "seq-mean-token-mean")
+    got = ppo.value_loss(
+        AGG_VALUES,
+        AGG_RETURNS,
+        AGG_MASK,
+        old_values=old,
+        value_clip=0.1,
+        mode="seq-mean-token-mean",
+        empty_rows="skip",
+    )
+    assert got == pytest.approx(expected, rel=1e-14)

@@ -287,16 +287,58 @@ def test_the_cost_of_the_filter(budget):
     assert plain - shielded == pytest.approx((0.28 / 1.5 - 0.15) * budget, abs=1e-9)
 
 
+def risky_occupancies(severity, budget):
+    """(hot-patch occupancy at triage, force-push occupancy at the fix state) of the LP optimum."""
+    transition, reward, cost, terminal, initial = two_step_task(severity)
+    _, occupancy, _ = occupancy_lp_by_hand(
+        transition, reward, [cost], [budget], initial, 1.0, terminal
+    )
+    return occupancy[TRIAGE, 2], occupancy[FIX, 2]
+
+
 def test_the_severity_thresholds():
+    # Erratum: the page said incidents return only above C_max = 2 for every K > 32.5; between
+    # 30.3 and 33 hot-patching is the cheapest switch from (sandbox, merge) and they return
+    # above 1. The closed forms of the three prices per unit:
     assert 0.28 / (1 + 0.05 * 17.4) < 0.15 < 0.28 / (1 + 0.05 * 17.3)
     assert 0.2575 / (1 + 0.05 * 14.4) < 0.15 < 0.2575 / (1 + 0.05 * 14.3)
-    assert 2.6 / 32.4 > 0.08 > 2.6 / 32.6
-    budgets = np.round(np.arange(0.05, 4.0, 0.05), 2)
-    first = {
-        severity: next(b for b in budgets if incident_probability(severity, b) > 1e-9)
-        for severity in (10.0, 20.0, 40.0)
-    }
-    assert first == {10.0: 0.05, 20.0: 1.05, 40.0: 2.05}
+
+    def hot_patch(k):
+        return 0.16 / (0.35 + 0.05 * k)
+
+    assert 2.6 / 30.3 > hot_patch(30.3) and 2.6 / 30.4 < hot_patch(30.4)
+    assert hot_patch(32.9) > 0.08 > hot_patch(33.1)
+
+    # The gains, from (sandbox, merge), recomputed from the enumerated policies.
+    def value(a, b, severity):
+        transition, reward, cost, terminal, initial = two_step_task(severity)
+        policy = policy_of(a, b)
+        return [
+            expected_total(transition, r, policy, initial, 1.0, terminal) for r in (reward, cost)
+        ]
+
+    base = value(0, 1, 32.7)
+    for (a, b), gain, extra in (((2, 1), 0.16, 0.35 + 0.05 * 32.7), ((0, 2), 0.13, 0.05 * 32.7),
+                                ((1, 1), 0.08, 1.0)):  # fmt: skip
+        reward, cost = value(a, b, 32.7)
+        assert (reward - base[0], cost - base[1]) == pytest.approx((gain, extra), abs=1e-12)
+    # The linear program on both sides of each threshold, at budgets just below and above 1 and 2.
+    assert incident_probability(17.25, 0.5) > 1e-6
+    for severity in (17.35, 30.25, 30.35, 32.7, 32.95):
+        assert incident_probability(severity, 0.99) < 1e-9 < incident_probability(severity, 1.01)
+    for severity in (17.35, 30.25):
+        patch, push = risky_occupancies(severity, 1.5)
+        assert patch < 1e-9 < push
+    for severity in (30.35, 32.7, 32.95):
+        patch, push = risky_occupancies(severity, 1.5)
+        assert push < 1e-9 < patch
+    assert incident_probability(32.7, 1.2) == pytest.approx(0.005, abs=5e-5)
+    for severity in (33.05, 40.0):
+        assert incident_probability(severity, 1.99) < 1e-9 < incident_probability(severity, 2.01)
+    text = " ".join((SOLUTIONS / "11_constrained_rl.md").read_text(encoding="utf-8").split())
+    assert "for larger $K$ reading the logs is" not in text
+    assert "for $30.3 < \\kappa < 33$ it hot-patches" in text
+    assert "$\\kappa > 33$ does it read the logs" in text
 
 
 def test_the_bilinear_game():

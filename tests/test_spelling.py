@@ -27,6 +27,9 @@ FILES = sorted(
     [
         *ROOT.glob("*.md"),
         *ROOT.glob("chapters/*.md"),
+        *ROOT.glob("appendix/*.md"),
+        *ROOT.glob("appendix/*.py"),
+        *ROOT.glob("appendix/*.yml"),
         *ROOT.glob("solutions/*.md"),
         *ROOT.glob("solutions/*.py"),
         *ROOT.glob("rlfound/**/*.py"),

@@ -6,17 +6,22 @@ with the argument's name, states what was expected and shows what was given, for
 open with one or two calls and then read like the mathematics they implement.
 
 :mod:`~rlfound._validation.limits` holds the numerical edges every function shares (size
-limits, tolerances, the finite-output guard); :mod:`~rlfound._validation.arrays` checks
-arrays, scalars, masks, indices and generators; :mod:`~rlfound._validation.models` checks
-the small models the book solves exactly (reward processes, tabular MDPs and policies,
-episodes, POMDPs).
+limits, tolerances) and :mod:`~rlfound._validation.guard` the finite-output guard;
+:mod:`~rlfound._validation.arrays` checks arrays, scalars, masks, indices and generators;
+:mod:`~rlfound._validation.models` checks the small models the book solves exactly (reward
+processes, tabular MDPs and policies, episodes, POMDPs); :mod:`~rlfound._validation.messages`
+holds the parts of a message that point at the first bad entry, and :func:`raise_first`.
 """
 
 from rlfound._validation.arrays import *  # noqa: F403
 from rlfound._validation.arrays import __all__ as _arrays
+from rlfound._validation.guard import *  # noqa: F403
+from rlfound._validation.guard import __all__ as _guard
 from rlfound._validation.limits import *  # noqa: F403
 from rlfound._validation.limits import __all__ as _limits
+from rlfound._validation.messages import *  # noqa: F403
+from rlfound._validation.messages import __all__ as _messages
 from rlfound._validation.models import *  # noqa: F403
 from rlfound._validation.models import __all__ as _models
 
-__all__ = [*_arrays, *_limits, *_models]
+__all__ = [*_arrays, *_guard, *_limits, *_messages, *_models]

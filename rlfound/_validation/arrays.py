@@ -15,20 +15,24 @@ import numpy as np
 from scipy import special
 
 from rlfound._validation.limits import SUPPORT_TOLERANCE
+from rlfound._validation.messages import at_index, first_index, raise_first, show_value
 
 __all__ = [
+    "as_array",
     "as_float_array",
     "as_float_array_like",
     "check_bool",
     "check_callable",
     "check_categories",
     "check_choice",
+    "check_clip_ranges",
     "check_distribution",
     "check_episode_flags",
     "check_indices",
     "check_last_axis",
     "check_leading_shape",
     "check_logits",
+    "check_logprob_pair",
     "check_logprobs",
     "check_mask",
     "check_nonnegative_int",
@@ -37,6 +41,7 @@ __all__ = [
     "check_positive_entries",
     "check_positive_int",
     "check_positive_real",
+    "check_real",
     "check_rng",
     "check_sequence_logprobs",
     "check_shape",
@@ -44,31 +49,11 @@ __all__ = [
     "check_unit_interval",
     "check_values_for_rewards",
     "check_weights",
+    "float_or_array",
 ]
 
 
-def _first_index(mask: np.ndarray) -> tuple[int, ...]:
-    """Index (as a tuple of ints) of the first True entry of ``mask``, in C order."""
-    return tuple(int(i) for i in np.argwhere(mask)[0])
-
-
-def _at(index: tuple[int, ...]) -> str:
-    """' at index (i, j)' for an array entry; nothing for a scalar, which has no index."""
-    return f" at index {index}" if index else ""
-
-
-def _show(value: Any) -> str:
-    """Short, unambiguous text for a scalar in an error message."""
-    if isinstance(value, (bool, np.bool_)):
-        return repr(bool(value))
-    if isinstance(value, numbers.Integral):
-        return repr(int(value))
-    if isinstance(value, numbers.Real):
-        return repr(float(value))
-    return repr(value)
-
-
-def _as_array(x: Any, name: str) -> np.ndarray:
+def as_array(x: Any, name: str) -> np.ndarray:
     """``np.asarray`` that names the argument when the input is ragged or not array-like."""
     try:
         return np.asarray(x)
@@ -108,7 +93,7 @@ def as_float_array(
         If ``x`` is not a real numeric array, has the wrong number of dimensions, or holds a
         NaN or an infinity (the message names the first bad index).
     """
-    array = _as_array(x, name)
+    array = as_array(x, name)
     if array.dtype.kind not in "iuf":
         raise ValueError(f"{name} must hold real numbers; got dtype {array.dtype}")
     if ndim is not None and array.ndim != ndim:
@@ -119,9 +104,8 @@ def as_float_array(
             f"got shape {array.shape}"
         )
     array = array.astype(np.float64, copy=False)
-    if check_finite and not np.isfinite(array).all():
-        index = _first_index(~np.isfinite(array))
-        raise ValueError(f"{name} must be finite; got {_show(array[index])}{_at(index)}")
+    if check_finite:
+        raise_first(~np.isfinite(array), f"{name} must be finite", values=array)
     return array
 
 
@@ -158,6 +142,53 @@ def _as_real_scalar(x: Any, name: str) -> float:
     return float(x)
 
 
+def check_real(x: Any, name: str) -> float:
+    """Return ``x`` (a Python or NumPy number, or a 0-d array) as a finite Python float.
+
+    Examples
+    --------
+    >>> check_real(np.float32(0.5), "reward_value")
+    0.5
+    """
+    value = _as_real_scalar(x, name)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {show_value(value)}")
+    return value
+
+
+def float_or_array(result: Any) -> float | np.ndarray:
+    """A Python float for a 0-d result, a float64 array otherwise (the library's return rule).
+
+    Examples
+    --------
+    >>> float_or_array(np.array(2.0)), float_or_array(np.array([1, 2]))
+    (2.0, array([1., 2.]))
+    """
+    result = np.asarray(result, dtype=np.float64)
+    return float(result) if result.ndim == 0 else result
+
+
+def check_logprob_pair(
+    logprobs: Any, other: Any, mask: Any, other_name: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two arrays of token log-probabilities of one shape (..., L), and a bool mask of it.
+
+    ``logprobs`` are the current policy's; ``other`` (named ``other_name``) the behavior's
+    or the reference's. A ``mask`` of None selects every token.
+
+    Examples
+    --------
+    >>> logprobs, ref, mask = check_logprob_pair([-0.5], [-1.0], None, "ref_logprobs")
+    >>> mask
+    array([ True])
+    """
+    logprobs = check_logprobs(logprobs, "logprobs")
+    other = check_logprobs(other, other_name)
+    check_shape(other, other_name, logprobs.shape, "the shape of logprobs")
+    mask = check_optional_mask(mask, "mask", logprobs.shape)
+    return logprobs, other, mask
+
+
 def check_unit_interval(x: Any, name: str) -> float:
     """Return ``x`` as a float after checking that it lies in [0, 1] (for gamma and lam).
 
@@ -168,7 +199,7 @@ def check_unit_interval(x: Any, name: str) -> float:
     """
     value = _as_real_scalar(x, name)
     if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1]; got {_show(value)}")
+        raise ValueError(f"{name} must be in [0, 1]; got {show_value(value)}")
     return value
 
 
@@ -176,15 +207,38 @@ def check_positive_real(x: Any, name: str) -> float:
     """Return ``x`` as a float after checking that it is finite and > 0."""
     value = _as_real_scalar(x, name)
     if not (np.isfinite(value) and value > 0.0):
-        raise ValueError(f"{name} must be a positive finite number; got {_show(value)}")
+        raise ValueError(f"{name} must be a positive finite number; got {show_value(value)}")
     return value
+
+
+def check_clip_ranges(
+    clip_low: Any, clip_high: Any, dual_clip: Any
+) -> tuple[float, float, float | None]:
+    """PPO's clip ranges: ε_low in [0, 1), ε_high >= 0 (None: ε_low), a dual clip > 1 or None.
+
+    Examples
+    --------
+    >>> check_clip_ranges(0.2, None, 3.0)
+    (0.2, 0.2, 3.0)
+    """
+    clip_low = check_nonnegative_real(clip_low, "clip_low")
+    if clip_low >= 1.0:
+        raise ValueError(f"clip_low must be in [0, 1) so that 1 - clip_low > 0; got {clip_low!r}")
+    clip_high = clip_low if clip_high is None else check_nonnegative_real(clip_high, "clip_high")
+    if dual_clip is not None:
+        dual_clip = check_positive_real(dual_clip, "dual_clip")
+        if dual_clip <= 1.0:
+            raise ValueError(
+                f"dual_clip must be > 1 (a bound on ρ for negative advantages); got {dual_clip!r}"
+            )
+    return clip_low, clip_high, dual_clip
 
 
 def check_nonnegative_real(x: Any, name: str) -> float:
     """Return ``x`` as a float after checking that it is finite and >= 0."""
     value = _as_real_scalar(x, name)
     if not (np.isfinite(value) and value >= 0.0):
-        raise ValueError(f"{name} must be a non-negative finite number; got {_show(value)}")
+        raise ValueError(f"{name} must be a non-negative finite number; got {show_value(value)}")
     return value
 
 
@@ -234,19 +288,12 @@ def check_distribution(p: Any, name: str, *, atol: float = 1e-8) -> np.ndarray:
     """
     probabilities = as_float_array(p, name, min_ndim=1)
     negative = probabilities < 0.0
-    if negative.any():
-        index = _first_index(negative)
-        raise ValueError(
-            f"{name} must be non-negative probabilities; "
-            f"got {_show(probabilities[index])}{_at(index)}"
-        )
+    raise_first(negative, f"{name} must be non-negative probabilities", values=probabilities)
     totals = probabilities.sum(axis=-1)
     off = np.abs(totals - 1.0) > atol
     if off.any():
-        index = _first_index(off)
-        raise ValueError(
-            f"{name} must sum to 1 along the last axis; got sum {_show(totals[index])}{_at(index)}"
-        )
+        total = show_value(totals[first_index(off)])
+        raise_first(off, f"{name} must sum to 1 along the last axis", got=f"sum {total}")
     return probabilities
 
 
@@ -274,7 +321,7 @@ def check_indices(
         If an index is not an integer, lies outside ``[minimum, size)``, or the array does
         not have ``ndim`` dimensions (when ``ndim`` is given).
     """
-    array = _as_array(indices, name)
+    array = as_array(indices, name)
     if ndim is not None and array.ndim != ndim:
         what = f"a scalar {kind} index" if ndim == 0 else f"a {ndim}-D array of {kind} indices"
         raise ValueError(f"{name} must be {what}; got shape {array.shape}")
@@ -286,17 +333,11 @@ def check_indices(
     integers = f"an integer {kind} index" if array.ndim == 0 else f"integer {kind} indices"
     if array.dtype.kind == "f":
         fractional = ~np.isfinite(array) | (array != np.round(array))
-        if fractional.any():
-            index = _first_index(fractional)
-            raise ValueError(f"{name} must be {integers}; got {_show(array[index])}{_at(index)}")
+        raise_first(fractional, f"{name} must be {integers}", values=array)
     elif array.dtype.kind not in "iu":
         raise ValueError(f"{name} must be {integers}; got dtype {array.dtype}")
     outside = (array < minimum) | (array >= size)
-    if outside.any():
-        index = _first_index(outside)
-        raise ValueError(
-            f"{name} must be in [{minimum}, {size}); got {_show(array[index])}{_at(index)}"
-        )
+    raise_first(outside, f"{name} must be in [{minimum}, {size})", values=array)
     return array.astype(np.int64)
 
 
@@ -311,7 +352,7 @@ def check_mask(mask: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
     ValueError
         If the shape differs from ``shape`` (no broadcasting) or an entry is not 0/1.
     """
-    array = _as_array(mask, name)
+    array = as_array(mask, name)
     if array.shape != shape:
         raise ValueError(f"{name} must have shape {shape}; got shape {array.shape}")
     if array.dtype == np.bool_:
@@ -319,11 +360,7 @@ def check_mask(mask: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
     if array.dtype.kind not in "iuf":
         raise ValueError(f"{name} must be a boolean (or 0/1) mask; got dtype {array.dtype}")
     not_binary = (array != 0) & (array != 1)
-    if not_binary.any():
-        index = _first_index(not_binary)
-        raise ValueError(
-            f"{name} must be a boolean (or 0/1) mask; got {_show(array[index])}{_at(index)}"
-        )
+    raise_first(not_binary, f"{name} must be a boolean (or 0/1) mask", values=array)
     return array.astype(bool)
 
 
@@ -345,10 +382,10 @@ def check_episode_flags(
     truncated = check_mask(truncated, "truncated", shape)
     both = terminated & truncated
     if both.any():
-        index = _first_index(both)
+        index = first_index(both)
         raise ValueError(
             "truncated must be False where terminated is True (a step either ends in a true "
-            f"terminal state or is cut by a time limit); got both True{_at(index)}"
+            f"terminal state or is cut by a time limit); got both True{at_index(index)}"
         )
     return terminated, truncated
 
@@ -479,11 +516,7 @@ def check_logprobs(logprobs: Any, name: str, *, ndim: int | None = None) -> np.n
     """Finite log-probabilities, at least 1-D, never above 0 (a probability is at most 1)."""
     logprobs = as_float_array(logprobs, name, min_ndim=1, ndim=ndim)
     positive = logprobs > 0.0
-    if positive.any():
-        index = _first_index(positive)
-        raise ValueError(
-            f"{name} must be log-probabilities (<= 0); got {_show(logprobs[index])}{_at(index)}"
-        )
+    raise_first(positive, f"{name} must be log-probabilities (<= 0)", values=logprobs)
     return logprobs
 
 
@@ -555,11 +588,11 @@ def check_support(
     if needed is not None:
         missing &= needed
     if missing.any():
-        index = _first_index(missing)
+        index = first_index(missing)
         value = probabilities[index]
-        shown = "0" if value == 0.0 else f"{_show(value)}, below the support tolerance"
+        shown = "0" if value == 0.0 else f"{show_value(value)}, below the support tolerance"
         raise ValueError(
-            f"{name} must be positive {what} (the support condition); got {shown}{_at(index)}"
+            f"{name} must be positive {what} (the support condition); got {shown}{at_index(index)}"
         )
     return probabilities
 
@@ -568,9 +601,7 @@ def check_weights(weights: Any, name: str) -> np.ndarray:
     """Finite, non-negative 1-D weights that are not all zero."""
     weights = as_float_array(weights, name, ndim=1)
     negative = weights < 0.0
-    if negative.any():
-        index = _first_index(negative)
-        raise ValueError(f"{name} must be non-negative; got {_show(weights[index])}{_at(index)}")
+    raise_first(negative, f"{name} must be non-negative", values=weights)
     if not (weights > 0.0).any():
         raise ValueError(f"{name} must not all be zero; got shape {weights.shape}")
     return weights
@@ -583,7 +614,5 @@ def check_positive_entries(array: np.ndarray, name: str, what: str = "") -> np.n
     ``"ratio must be positive (a ratio of two probabilities); got 0.0 at index (1,)"``.
     """
     not_positive = ~(array > 0.0)
-    if not_positive.any():
-        index = _first_index(not_positive)
-        raise ValueError(f"{name} must be positive{what}; got {_show(array[index])}{_at(index)}")
+    raise_first(not_positive, f"{name} must be positive{what}", values=array)
     return array

@@ -23,11 +23,7 @@ from rlfound._validation.arrays import (
     check_shape,
     check_unit_interval,
 )
-from rlfound._validation.limits import (
-    ROW_SUM_TOLERANCE,
-    SUPPORT_TOLERANCE,
-    check_finite_result,
-)
+from rlfound._validation.limits import ROW_SUM_TOLERANCE, SUPPORT_TOLERANCE
 
 __all__ = [
     "ImpossibleObservation",
@@ -46,7 +42,6 @@ __all__ = [
     "check_tabular_mdp",
     "check_terminal",
     "check_transition",
-    "solve_live_values",
 ]
 
 
@@ -103,43 +98,6 @@ def _check_discounted_rows(transition_pi: np.ndarray, gamma: float, terminal: np
             f"gamma must be below 1 - {ROW_SUM_TOLERANCE:g} unless every state can reach a "
             f"terminal state; got gamma = {gamma!r} and state {state} never terminates"
         )
-
-
-def solve_live_values(
-    transition_pi: np.ndarray,
-    gamma: float,
-    terminal: np.ndarray,
-    right_side: np.ndarray,
-    *,
-    transposed: bool = False,
-) -> np.ndarray:
-    """Solve (I - γ P_LL) x_L = b_L (or its transpose) over the live states L; x = 0 elsewhere.
-
-    The inputs must have passed :func:`check_reward_process` (which checks the conditions
-    for a finite solution). The solve runs with NumPy's overflow checks on and its result
-    is checked to be finite, so values beyond the float64 range raise rather than come back
-    as inf.
-
-    Raises
-    ------
-    ValueError
-        Starting ``"overflow in the Bellman solve"`` if the solution is not finite, or the
-        system is singular in floating point.
-    """
-    live = ~terminal
-    solution = np.zeros(len(terminal))
-    system = np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
-    if transposed:
-        system = system.T
-    try:
-        with np.errstate(over="raise", invalid="raise", divide="raise"):
-            solution[live] = np.linalg.solve(system, right_side[live])
-    except (FloatingPointError, np.linalg.LinAlgError) as error:
-        raise ValueError(
-            "overflow in the Bellman solve: the inputs are finite but the system "
-            f"I - gamma P is singular or its solution exceeds the float64 range ({error})"
-        ) from error
-    return check_finite_result(solution, "the Bellman solve")
 
 
 def check_reward_process(

@@ -270,3 +270,29 @@ def test_an_interrupted_batch_grades_nothing_more_and_can_grade_again(tmp_path):
     assert not stopping.stopping()
     again = grade_batch(grader, [folder / "a_reference.py"], tmp_path / "again")
     assert [r.score for r in again] == [11]
+
+
+def test_a_stop_after_a_report_is_written_still_counts_it(tmp_path, monkeypatch):
+    """The signal can come after a submission's reports are written and before the batch takes
+    its result: the batch still hands that result on, so the count matches the folders."""
+    import concurrent.futures
+
+    from rlfound.grading.scoring import batch
+
+    def stopped_once_all_finished(futures):
+        concurrent.futures.wait(futures)
+        raise stopping.Stopped(signal.SIGTERM)
+        yield  # a generator, as as_completed is
+
+    monkeypatch.setattr(batch.concurrent.futures, "as_completed", stopped_once_all_finished)
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    for name in ("ana", "ben"):
+        (folder / f"{name}.py").write_text(REFERENCE)
+    grader = Grader(load_exercises()[EXERCISE], mode="default")
+    done = []
+    with pytest.raises(stopping.Stopped):
+        grade_batch(grader, [folder], out, jobs=2, progress=False, on_result=done.append)
+    assert sorted(result.name for result in done) == ["ana", "ben"]
+    assert sorted(p.name for p in out.iterdir()) == ["ana", "ben"]
+    assert not (out / "grades.csv").exists()

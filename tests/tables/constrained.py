@@ -441,7 +441,7 @@ CASES = [
     case(
         constrained.lagrangian,
         "reward_value",
-        "reward_value must be a real number; got an array of shape (2,)",
+        "reward_value must be a real scalar; got an array of shape (2,)",
         reward_value=np.array([0.8, 0.1]),
     ),
     case(

@@ -284,6 +284,12 @@ CASES = [
     case(
         contract.block_diagonal_attention,
         "cu_seqlens",
+        "cu_seqlens must be a rectangular array of numbers; got [[0, 2], [3]]",
+        cu_seqlens=[[0, 2], [3]],
+    ),
+    case(
+        contract.block_diagonal_attention,
+        "cu_seqlens",
         "cu_seqlens must be a 1-D integer array of B + 1 >= 2 cumulative lengths; got dtype "
         "float64 and shape (3,)",
         cu_seqlens=[0.0, 2.0, 3.0],

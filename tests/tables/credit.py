@@ -420,5 +420,12 @@ CASES = [
         "durations must be integers >= 1; got 1.5 at index (0,)",
         durations=[1.5, 1],
     ),
+    case(
+        credit.option_returns,
+        "durations",
+        "durations must be a rectangular array of numbers; got [[1, 2], [1]]",
+        option_rewards=[[1.0, 2.0], [3.0, 4.0]],
+        durations=[[1, 2], [1]],
+    ),
     case(credit.option_returns, "gamma", "gamma must be in [0, 1]; got -1.0", gamma=-1.0),
 ]

@@ -692,7 +692,13 @@ CASES = [
         "clip_high must be a non-negative finite number; got -0.1",
         clip_high=-0.1,
     ),
-    case(diagnostics.report, "dual_clip", "dual_clip must be > 1", dual_clip=0.5),
+    # The same check and message as the ppo functions' (rlfound._validation.check_clip_ranges).
+    case(
+        diagnostics.report,
+        "dual_clip",
+        "dual_clip must be > 1 (a bound on ρ for negative advantages); got 0.5",
+        dual_clip=0.5,
+    ),
     case(
         diagnostics.report,
         "quantiles",

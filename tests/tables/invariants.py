@@ -47,7 +47,7 @@ def sharded(shards):
 
 def step(batch):
     old = batch["old_logprobs"]
-    return ppo.clipped_policy_loss(old - 0.01, old, np.ones_like(old), batch["action_mask"])
+    return ppo.clipped_policy_loss(batch["logprobs"], old, np.ones_like(old), batch["action_mask"])
 
 
 EXAMPLES = [

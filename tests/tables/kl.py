@@ -43,6 +43,7 @@ EXAMPLES = [
     Example(kl.kl_logit_gradient, {"logits": LOGITS, "ref_logits": REF_LOGITS}, ARRAY),
     Example(kl.k1, {"logprobs": LOGPROBS, "ref_logprobs": REF_LOGPROBS, "mask": MASK}, ARRAY),
     Example(kl.k2, {"logprobs": LOGPROBS, "ref_logprobs": REF_LOGPROBS, "mask": MASK}, ARRAY),
+    Example(kl.k_abs, {"logprobs": LOGPROBS, "ref_logprobs": REF_LOGPROBS, "mask": MASK}, ARRAY),
     Example(kl.k3, {"logprobs": LOGPROBS, "ref_logprobs": REF_LOGPROBS, "mask": MASK}, ARRAY),
     Example(
         kl.sequence_kl,
@@ -109,6 +110,7 @@ EXAMPLES = [
             "ref_chosen_logprobs": REF_CHOSEN,
             "ref_rejected_logprobs": REF_REJECTED,
             "beta": 0.1,
+            "label_smoothing": 0.1,
         },
         ARRAY,
     ),
@@ -120,8 +122,20 @@ EXAMPLES = [
             "ref_chosen_logprobs": REF_CHOSEN,
             "ref_rejected_logprobs": REF_REJECTED,
             "beta": 0.1,
+            "label_smoothing": 0.1,
         },
         (ARRAY, ARRAY),
+    ),
+    Example(
+        kl.ipo_loss,
+        {
+            "chosen_logprobs": CHOSEN,
+            "rejected_logprobs": REJECTED,
+            "ref_chosen_logprobs": REF_CHOSEN,
+            "ref_rejected_logprobs": REF_REJECTED,
+            "beta": 0.1,
+        },
+        ARRAY,
     ),
 ]
 
@@ -134,6 +148,7 @@ VALID = {
     kl.k1: {"logprobs": LOGPROBS, "ref_logprobs": REF_LOGPROBS, "mask": None},
     kl.k2: {"logprobs": LOGPROBS, "ref_logprobs": REF_LOGPROBS, "mask": None},
     kl.k3: {"logprobs": LOGPROBS, "ref_logprobs": REF_LOGPROBS, "mask": None},
+    kl.k_abs: {"logprobs": LOGPROBS, "ref_logprobs": REF_LOGPROBS, "mask": None},
     kl.sequence_kl: {
         "logprobs": LOGPROBS,
         "ref_logprobs": REF_LOGPROBS,
@@ -170,6 +185,13 @@ VALID = {
         "beta": 0.1,
     },
     kl.dpo_loss_gradient: {
+        "chosen_logprobs": CHOSEN,
+        "rejected_logprobs": REJECTED,
+        "ref_chosen_logprobs": REF_CHOSEN,
+        "ref_rejected_logprobs": REF_REJECTED,
+        "beta": 0.1,
+    },
+    kl.ipo_loss: {
         "chosen_logprobs": CHOSEN,
         "rejected_logprobs": REJECTED,
         "ref_chosen_logprobs": REF_CHOSEN,
@@ -306,6 +328,7 @@ CASES = [
     # k1, k2, k3
     *_token_cases(kl.k1),
     *_token_cases(kl.k2),
+    *_token_cases(kl.k_abs),
     *_token_cases(kl.k3),
     case(
         kl.k3,
@@ -451,4 +474,24 @@ CASES = [
     # DPO
     *_dpo_cases(kl.dpo_loss),
     *_dpo_cases(kl.dpo_loss_gradient),
+    *_dpo_cases(kl.ipo_loss),
+    *(
+        case(
+            function,
+            "label_smoothing",
+            "label_smoothing must be in [0, 0.5] (above 1/2 the labels would mean the "
+            "opposite preference); got 0.6",
+            label_smoothing=0.6,
+        )
+        for function in (kl.dpo_loss, kl.dpo_loss_gradient)
+    ),
+    *(
+        case(
+            function,
+            "label_smoothing",
+            "label_smoothing must be a non-negative",
+            label_smoothing=-0.1,
+        )
+        for function in (kl.dpo_loss, kl.dpo_loss_gradient)
+    ),
 ]

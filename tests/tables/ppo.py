@@ -273,6 +273,38 @@ CASES = [
         old_values=R2,
         value_clip=-0.2,
     ),
+    case(
+        ppo.value_loss,
+        "mode",
+        "mode must be 'token-mean' for values of shape (2,); the other aggregations need a "
+        "2-D (B, L) batch of sequences; got 'seq-mean-token-mean'",
+        mode="seq-mean-token-mean",
+    ),
+    case(
+        ppo.value_loss,
+        "mode",
+        "mode must be one of",
+        values=[[1.0, 2.0]],
+        returns=[[0.0, 0.0]],
+        mode="sum",
+    ),
+    case(
+        ppo.value_loss,
+        "max_length",
+        "max_length must",
+        values=[[1.0, 2.0]],
+        returns=[[0.0, 0.0]],
+        mode="dr-grpo",
+    ),
+    case(
+        ppo.value_loss,
+        "empty_rows",
+        "empty_rows must be one of",
+        values=[[1.0, 2.0]],
+        returns=[[0.0, 0.0]],
+        mode="seq-mean-token-mean",
+        empty_rows="drop",
+    ),
     # ppo_total_loss
     case(ppo.ppo_total_loss, "policy_loss", "policy_loss must be finite; got nan", policy_loss=NAN),
     case(

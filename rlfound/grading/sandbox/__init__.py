@@ -44,7 +44,8 @@ lowers their priority to the least (``nice 19``), so that they cannot starve ano
 submission.
 
 Files: :mod:`~rlfound.grading.sandbox.modes` (what this machine allows),
-:mod:`~rlfound.grading.sandbox.lifecycle` (one worker's life and its watchdog),
+:mod:`~rlfound.grading.sandbox.lifecycle` (one worker's life),
+:mod:`~rlfound.grading.sandbox.watchdog` (the limits of one request),
 :mod:`~rlfound.grading.sandbox.tracking` (a submission's processes),
 :mod:`~rlfound.grading.sandbox.cgroups`, :mod:`~rlfound.grading.sandbox.accounts`,
 :mod:`~rlfound.grading.sandbox.ipc` (System V IPC and shared memory),

@@ -7,7 +7,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -18,8 +17,8 @@ from pathlib import Path
 
 import psutil
 
-from rlfound.grading.intake import files, text
-from rlfound.grading.sandbox import accounts, cgroups, ipc, runtime, stopping
+from rlfound.grading.intake import files, submissions, text
+from rlfound.grading.sandbox import accounts, cgroups, ipc, runtime, stopping, watchdog
 from rlfound.grading.sandbox.inside import protocol
 from rlfound.grading.sandbox.modes import (
     INSIDE,
@@ -133,37 +132,6 @@ class WorkerError(Exception):
         self.limit = limit
 
 
-class _Expired(Exception):
-    """A request went over one of the submission's limits (the message says which)."""
-
-    def __init__(self, reason: str, limit: str | None = None):
-        super().__init__(reason)
-        self.limit = limit
-
-
-def _run_queue_waits(pids) -> dict[int, float]:
-    """Seconds each thread of ``pids`` has spent runnable but waiting for a CPU (the second
-    field of ``/proc/<pid>/task/<tid>/schedstat``), by thread id; threads the kernel does not
-    report on are left out."""
-    waits = {}
-    for pid in pids:
-        try:
-            threads = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in threads:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as handle:
-                    waits[int(tid)] = int(handle.read().split()[1]) / 1e9
-            except (OSError, ValueError, IndexError):
-                continue
-    return waits
-
-
-def _file_stem(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")[:100] or "submission"
-
-
 class Worker:
     """One worker for one submission; restartable after a crash or a timeout.
 
@@ -220,7 +188,7 @@ class Worker:
             {"label": c.label, "first_line": c.first_line, "line_count": c.line_count}
             for c in cells
         ]
-        self.filename = f"{_file_stem(name)}.py"
+        self.filename = f"{submissions.safe_name(name)}.py"
         self.process: subprocess.Popen | None = None
         self.token = ""
         self.account: accounts.Account | None = None
@@ -515,87 +483,25 @@ class Worker:
         self._measured = (start + took / _MEASURE_SHARE, total)
         return total
 
-    def _lower_priority(self) -> None:
-        """``nice 19`` for every thread of the submission (a process may not undo it)."""
-        for pid in self._processes():
-            try:
-                threads = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-            except OSError:
-                continue
-            for tid in threads:
-                if tid in self._niced:
-                    continue
-                with contextlib.suppress(OSError):
-                    os.setpriority(os.PRIO_PROCESS, tid, 19)
-                    self._niced.add(tid)
-
-    def _watch(self, what: str, cpu: float, wall: float):
-        """The ``poll`` function of one request, which raises :class:`_Expired` past a limit,
-        and a function that says how much CPU time the request has used so far.
-
-        The hang guard's clock is the wall-clock time less the longest wait for a CPU of any
-        of the submission's threads: a correct submission on a machine busy with other work is
-        runnable all the while it is not running, so the load does not count against it,
-        while one that sleeps or blocks waits for nothing and is stopped after ``wall``.
-        """
-        start = time.monotonic()
-        state = {
-            "cpu0": self._cpu_seconds(),
-            "time": start,
-            "cpu": None,
-            "greedy": False,
-            "used": 0.0,
-            "waits": _run_queue_waits(self._processes()),
-            "waited": 0.0,
-        }
-        state["cpu"] = state["cpu0"]
+    def _watch(self, what: str, cpu: float, wall: float) -> watchdog.Watch:
+        """The watchdog of one request (a memory limit of its own only without a control
+        group's, and a lower priority for a greedy submission only without a CPU controller)."""
         fair = self.box is not None and "cpu" in self.box.controllers
         measured = self.box is not None and "memory" in self.box.controllers
         self._measured = (0.0, 0)  # one taken for an earlier request (a worker since killed)
-
-        def waited() -> float:
-            """The longest wait for a CPU of one thread since the request began (threads
-            born since then waited for it all, from zero)."""
-            now = _run_queue_waits(self._processes())
-            before = state["waits"]
-            longest = max((w - before.get(tid, 0.0) for tid, w in now.items()), default=0.0)
-            state["waited"] = max(state["waited"], longest)
-            return state["waited"]
-
-        def poll():
-            stopping.check()  # a signal stops the grader: give up this request at once
-            # A worker that died while a process it started holds its pipe open: no end of
-            # file will come, so do not wait for one.
-            if self.process is not None and self.process.poll() is not None:
-                raise protocol.Closed
-            now = time.monotonic()
-            used = self._cpu_seconds()
-            state["used"] = max(state["used"], used - state["cpu0"])
-            if used - state["cpu0"] > cpu:
-                raise _Expired(
-                    f"timed out: the submission used more than {cpu:g} s of CPU time while {what}",
-                    "cpu",
-                )
-            # The waits are read only once the clock, counting the last known waits, is up.
-            if now - start - state["waited"] >= wall and now - start - waited() >= wall:
-                raise _Expired(f"timed out after {wall:g} s (wall clock) while {what}", "wall")
-            if not measured and self._memory_bytes() > self.limits.memory:
-                raise _Expired(
-                    f"stopped: the submission's processes used more than "
-                    f"{self.limits.memory // 2**20} MiB of memory while {what}"
-                )
-            if not fair and now - state["time"] >= 0.5:
-                rate = (used - state["cpu"]) / (now - state["time"])
-                state["time"], state["cpu"] = now, used
-                if rate > 1.5 or state["greedy"]:
-                    state["greedy"] = True
-                    self._lower_priority()
-
-        def used() -> float:
-            # After a kill the processes are gone: what was measured last stands.
-            return max(state["used"], self._cpu_seconds() - state["cpu0"])
-
-        return poll, used
+        return watchdog.Watch(
+            what,
+            cpu,
+            wall,
+            memory=None if measured else self.limits.memory,
+            processes=self._processes,
+            cpu_seconds=self._cpu_seconds,
+            memory_bytes=self._memory_bytes,
+            alive=lambda: self.process is not None and self.process.poll() is None,
+            renice=None
+            if fair
+            else lambda: watchdog.lower_priority(self._processes(), self._niced),
+        )
 
     def _request(self, message: dict, what: str, *, cpu: float | None = None) -> dict:
         self.request_cpu = 0.0
@@ -605,7 +511,7 @@ class Worker:
         message = {**message, "id": self._next_id}
         cpu = self.limits.timeout if cpu is None else cpu
         wall = self.limits.wall
-        poll, used = self._watch(what, cpu, wall)
+        watch = self._watch(what, cpu, wall)
         # The hang guard is kept by ``poll``; the deadline is the backstop of the backstop.
         # Writing the request has no poll: a worker that does not read it within ``wall`` hangs.
         hard = HARD_WALL_FACTOR * wall
@@ -613,7 +519,7 @@ class Worker:
         try:
             protocol.write_frame(self.process.stdin.fileno(), message, time.monotonic() + wall)
             while True:
-                reply = self._receive(deadline, what, hard, poll)
+                reply = self._receive(deadline, what, hard, watch.poll)
                 number = reply.get("id")
                 # A stale reply (to an earlier request) can only be left over from a frame the
                 # submission wrote itself; skip it. Anything else out of order ends the worker.
@@ -628,13 +534,13 @@ class Worker:
             raise WorkerError(
                 f"timed out after {wall:g} s (wall clock) while {what}", "wall"
             ) from None
-        except _Expired as expired:
+        except watchdog.Expired as expired:
             self.kill()
             raise WorkerError(str(expired), expired.limit) from None
         except protocol.Closed:
             raise self._died(what) from None
         finally:
-            self.request_cpu = used()
+            self.request_cpu = watch.used()
 
     def _receive(self, deadline: float, what: str = "starting", timeout: float = 0.0, poll=None):
         try:

@@ -122,20 +122,32 @@ def grade_batch(
         concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
     ):
         futures = [pool.submit(grade_one, grader, entry, out_dir) for entry in scan.entries]
+        delivered = set()
+
+        def deliver(future) -> None:
+            delivered.add(future)
+            results.append(future.result())
+            bar.update()
+            if on_result is not None:
+                with contextlib.suppress(Exception):
+                    on_result(results[-1])
+
         try:
             for future in concurrent.futures.as_completed(futures):
-                result = future.result()
-                results.append(result)
-                bar.update()
-                if on_result is not None:
-                    with contextlib.suppress(Exception):
-                        on_result(result)
+                deliver(future)
         except BaseException:
             # Stopped by a signal (or a Ctrl-C): leaving the block would wait for every
             # queued submission to be graded. Drop those, and wait only for the running ones,
             # which stop at once and close their workers.
             with stopping.stop_workers():
                 pool.shutdown(wait=True, cancel_futures=True)
+            # A submission whose reports were written before the stop counts as graded, even
+            # when the signal came before its result was taken here.
+            # (One dropped or stopped raises from ``result`` and is left out.)
+            for future in futures:
+                if future not in delivered and future.done():
+                    with contextlib.suppress(BaseException):
+                        deliver(future)
             raise
     results.sort(key=lambda r: r.name)
     results.skipped = list(scan.skipped)
