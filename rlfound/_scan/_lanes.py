@@ -1,0 +1,100 @@
+"""Time on a leading axis: the streams of one step are a contiguous row, solved together.
+
+A time-major buffer (T, B), as Stable-Baselines3 stores its rollouts, holds B streams side
+by side: step t of every stream is row t. The loop over rows is the clear form's; its cost
+is a few microseconds of Python per row. So a block of rows is first halved, as the banded
+solve halves a stream (see ``_stream``): at every even row i, the recursion taken twice,
+
+    y_i = (x_i + c_i x_{i+1}) + c_i c_{i+1} y_{i+2},
+
+is again a scan, over the even rows, with one NumPy operation over all of them at once.
+Halved until a few rows are left, the loop runs over those, and each level's odd rows follow
+from the even ones after them, y_{i+1} = x_{i+1} + c_{i+1} y_{i+2}, again all at once. The
+factors are kept as an array (0 where a sum stops), so a stop needs no bookkeeping; their
+products are formed only when every |c_t| <= 1 and no product of 2^levels of them leaves
+the normal floats, so they neither overflow nor underflow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlfound._scan._stream import TINY, Writer
+
+ROWS = 4  # rows left to the loop once a block is halved
+
+
+def solve(
+    sums: np.ndarray,
+    write: Writer,
+    factors: float | np.ndarray,
+    stopped: np.ndarray | None,
+    start: int,
+    lanes: int,
+    slab: int,
+    block: int,
+) -> None:
+    """Fill ``sums[start:start + slab]``, a time-major (T, lanes) array, a block of rows at a time.
+
+    ``factors`` and ``stopped`` are as in :func:`rlfound._scan._stream.solve`, flat.
+    """
+    horizon = slab // lanes
+    rows = max(1, block // lanes)
+    buffer = np.empty(min(rows, horizon) * lanes)
+    scratch = np.empty((min(rows, horizon) + 1) // 2 * lanes)
+    constant = isinstance(factors, float)
+    for first in range((horizon - 1) // rows * rows, -1, -rows):
+        last = min(first + rows, horizon)
+        low, high = start + first * lanes, start + last * lanes
+        write(low, high, sums[low:high])
+        x = sums[low:high].reshape(last - first, lanes)
+        f = buffer[: high - low].reshape(x.shape)
+        if constant:
+            f.fill(factors)
+            if stopped is not None:
+                np.copyto(f, 0.0, where=stopped[low:high].reshape(x.shape))
+        else:
+            np.copyto(f, factors[low:high].reshape(x.shape))
+        if constant and factors == 0.0:
+            continue  # every sum is its own term
+        if last < horizon:  # the sums after the block, added as the loop adds them
+            x[-1] += f[-1] * sums[high : high + lanes]
+        f[-1] = 0.0
+        _reduce(x, f, scratch, _safe_levels(f, factors if constant else None, x.shape[0]))
+
+
+def _safe_levels(f: np.ndarray, factor: float | None, rows: int) -> int:
+    """How many times the rows can be halved with every product of factors a normal float."""
+    if factor is not None:
+        largest = smallest = abs(factor)
+    else:
+        magnitudes = np.abs(f)
+        largest = float(magnitudes.max())
+        smallest = float(np.min(magnitudes, where=magnitudes > 0.0, initial=1.0))
+    levels = 0
+    if largest <= 1.0 and smallest > 0.0:
+        while rows >> levels > ROWS and smallest**2 ** (levels + 1) >= TINY:
+            levels += 1
+    return levels
+
+
+def _reduce(x: np.ndarray, f: np.ndarray, scratch: np.ndarray, levels: int) -> None:
+    """Solve the rows of ``x`` in place, row t with factor ``f[t]`` (0 at the last row)."""
+    halved = []
+    for _ in range(levels):
+        even, odd = x[0::2], x[1::2]
+        pairs = odd.shape[0]
+        products = scratch[: pairs * x.shape[1]].reshape(odd.shape)
+        np.multiply(f[0::2][:pairs], odd, out=products)
+        np.add(even[:pairs], products, out=even[:pairs])  # x_i + c_i x_{i+1}
+        np.multiply(f[0::2][:pairs], f[1::2], out=f[0::2][:pairs])  # c_i c_{i+1}
+        halved.append((x, f))
+        x, f = even, f[0::2]
+    for row in range(x.shape[0] - 2, -1, -1):  # the rows left, one after the other
+        x[row] += f[row] * x[row + 1]
+    for x, f in reversed(halved):
+        even, odd = x[0::2], x[1::2]
+        count = (x.shape[0] - 1) // 2  # the odd rows with an even row after them
+        products = scratch[: count * x.shape[1]].reshape(count, x.shape[1])
+        np.multiply(f[1::2][:count], even[1 : count + 1], out=products)
+        np.add(odd[:count], products, out=odd[:count])  # y_{i+1} = x_{i+1} + c y_{i+2}
