@@ -49,28 +49,33 @@ end_probabilities = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 0.5))
 unit_edges = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0))
 # Steps per block of the banded solve (one step, a few, and the library's own length), and
 # times a block is halved before its serial solve (never, up to the library's own, and more).
+# A time-major array of fewer than `narrow` streams is solved stream by stream: 1 never,
+# the library's own threshold for the few streams these arrays have.
 block_lengths = st.tuples(
-    st.sampled_from([1, 2, 3, 7, 8, 64, _scan.BLOCK]), st.sampled_from([0, 1, _stream.LEVELS, 5])
+    st.sampled_from([1, 2, 3, 7, 8, 64, _scan.BLOCK]),
+    st.sampled_from([0, 1, _stream.LEVELS, 5]),
+    st.sampled_from([1, _lanes.NARROW]),
 )
 
 
 @contextlib.contextmanager
-def blocks_of(block, levels=_stream.LEVELS, sparse=1):
+def blocks_of(block, levels=_stream.LEVELS, sparse=1, narrow=_lanes.NARROW):
     """Run the banded solve with blocks of ``block`` steps, each halved ``levels`` times.
 
-    ``block`` may also be a pair (steps, levels). ``sparse=1`` halves a block however many
-    of its factors are 0, so that small arrays with dense stops take the halved path too.
-    A time-major block is halved down to two rows (one, if ``block`` is 1 step).
+    ``block`` may also be a tuple (steps, levels, narrow). ``sparse=1`` halves a block
+    however many of its factors are 0, so that small arrays with dense stops take the
+    halved path too. A time-major block of at least ``narrow`` streams is halved down to
+    two rows (one, if ``block`` is 1 step); one of fewer is solved stream by stream.
     """
     if isinstance(block, tuple):
-        block, levels = block
-    saved = _scan.BLOCK, _stream.LEVELS, _stream.SPARSE, _lanes.ROWS
+        block, levels, narrow = block
+    saved = _scan.BLOCK, _stream.LEVELS, _stream.SPARSE, _lanes.ROWS, _lanes.NARROW
     _scan.BLOCK, _stream.LEVELS, _stream.SPARSE = block, levels, sparse
-    _lanes.ROWS = 2 if block > 1 else 1
+    _lanes.ROWS, _lanes.NARROW = (2 if block > 1 else 1), narrow
     try:
         yield
     finally:
-        _scan.BLOCK, _stream.LEVELS, _stream.SPARSE, _lanes.ROWS = saved
+        _scan.BLOCK, _stream.LEVELS, _stream.SPARSE, _lanes.ROWS, _lanes.NARROW = saved
 
 
 # Where time is: 0 the first axis (a time-major buffer, as Stable-Baselines3 stores one), the

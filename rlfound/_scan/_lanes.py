@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlfound._scan import _stream
 from rlfound._scan._stream import TINY, Writer
 
 ROWS = 4  # rows left to the loop once a block is halved
+# Fewer streams side by side than this make rows too short for NumPy to work on at full
+# speed: such a block is copied stream by stream and solved as streams are (``_stream``).
+NARROW = 64
 
 
 def solve(
@@ -38,6 +42,9 @@ def solve(
 
     ``factors`` and ``stopped`` are as in :func:`rlfound._scan._stream.solve`, flat.
     """
+    if lanes < NARROW:
+        _solve_narrow(sums, write, factors, stopped, start, lanes, slab, block)
+        return
     horizon = slab // lanes
     rows = max(1, block // lanes)
     buffer = np.empty(min(rows, horizon) * lanes)
@@ -98,3 +105,57 @@ def _reduce(x: np.ndarray, f: np.ndarray, scratch: np.ndarray, levels: int) -> N
         products = scratch[: count * x.shape[1]].reshape(count, x.shape[1])
         np.multiply(f[1::2][:count], even[1 : count + 1], out=products)
         np.add(odd[:count], products, out=odd[:count])  # y_{i+1} = x_{i+1} + c y_{i+2}
+
+
+def _solve_narrow(
+    sums: np.ndarray,
+    write: Writer,
+    factors: float | np.ndarray,
+    stopped: np.ndarray | None,
+    start: int,
+    lanes: int,
+    slab: int,
+    block: int,
+) -> None:
+    """:func:`solve` for a few streams: each block turned stream by stream, solved, turned back.
+
+    A block's rows hold a multiple of 2^LEVELS steps where they can, so that its streams'
+    ends stay in place through the halving (see :func:`rlfound._scan._stream.solve`).
+    """
+    horizon = slab // lanes
+    aligned = 2**_stream.LEVELS
+    rows = max(1, block // lanes)
+    rows = rows - rows % aligned if rows >= aligned else rows
+    streams = np.empty(min(rows, horizon) * lanes)
+    band = np.empty((streams.size + 1, 2))
+    constant = isinstance(factors, float)
+    for first in range((horizon - 1) // rows * rows, -1, -rows):
+        last = min(first + rows, horizon)
+        low, high = start + first * lanes, start + last * lanes
+        write(low, high, sums[low:high])
+        by_step = sums[low:high].reshape(last - first, lanes)
+        flat = streams[: high - low]
+        by_stream = flat.reshape(lanes, last - first)
+        np.copyto(by_stream, by_step.T)
+        steps = last - first
+        if constant:
+            if last < horizon and factors != 0.0:  # each stream adds c times its next sum
+                carry = factors * sums[high : high + lanes]
+                if stopped is not None:
+                    carry[stopped[high - lanes : high]] = 0.0
+                by_stream[:, -1] += carry
+            zeros = np.empty(0, dtype=int)
+            if stopped is not None:
+                zeros = np.flatnonzero(stopped[low:high].reshape(steps, lanes).T)
+            in_place = steps % aligned == 0
+            if not in_place:  # each stream's last step is listed with the zeros
+                zeros = np.union1d(zeros, np.arange(steps - 1, flat.size, steps))
+            row_end = steps - 1 if in_place else None
+            _stream._solve_constant(flat, None, factors, zeros, row_end, steps, band)
+        else:
+            by_stream_factors = factors[low:high].reshape(steps, lanes).T
+            if last < horizon:
+                by_stream[:, -1] += by_stream_factors[:, -1] * sums[high : high + lanes]
+            flat_factors = np.ascontiguousarray(by_stream_factors).reshape(-1)
+            _stream._solve_general(flat, None, flat_factors, 0, steps, band)
+        np.copyto(by_step, by_stream.T)
