@@ -95,23 +95,22 @@ def numba_gae():
         return None
 
     @njit(cache=False)
-    def flat_gae(rewards, values, next_values, terminated, ends, horizon, gamma, lam):
-        deltas = rewards + gamma * next_values * (1.0 - terminated) - values
+    def flat_gae(rewards, values, next_values, not_terminal, ends, gamma, lam):
+        deltas = rewards + gamma * next_values * not_terminal - values
         discounts = (1.0 - ends) * (gamma * lam)
-        advantages = np.empty(rewards.size)
+        advantages = np.zeros(rewards.shape)
         running = 0.0
         for i in range(rewards.size - 1, -1, -1):
-            if (i + 1) % horizon == 0:
-                running = 0.0  # a row's last step: the next entry is another stream's
             running = deltas[i] + discounts[i] * running
             advantages[i] = running
         return advantages
 
     def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
         ends = terminated | truncated
+        ends[..., -1] = True  # a row's last step: the next entry is another stream's
         flat = [a.reshape(-1) for a in (rewards, values, next_values)]
-        masks = [m.reshape(-1).astype(np.float64) for m in (terminated, ends)]
-        advantages = flat_gae(*flat, *masks, rewards.shape[-1], gamma, lam)
+        not_terminal = 1.0 - terminated.reshape(-1)
+        advantages = flat_gae(*flat, not_terminal, ends.reshape(-1).astype(float), gamma, lam)
         return advantages.reshape(rewards.shape)
 
     return gae

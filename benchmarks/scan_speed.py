@@ -5,7 +5,8 @@ in one run, with every form first checked against the library's clear form:
 
 - rlfound (B, T) and rlfound (T, B): ``packed_gae`` / ``packed_discounted_returns`` as called by
   default, on the time-last layout and on the time-major one (``axis=0``, no copy), input
-  checks included;
+  checks included; and, for GAE, what a time-major buffer cost before ``axis``: transposed
+  copies of its arrays, rlfound, and the result transposed back;
 - clear: the same functions with ``method="loop"``, the form the book shows;
 - SB3 loop (T, B) and CleanRL loop (T, B): the loops of those two trainers on their own
   time-major layout (``benchmarks/scan_peers.py`` says where each comes from; CleanRL
@@ -123,6 +124,12 @@ def gae_forms(stream):
         "rlfound, axis=0": (
             "(T, B)",
             lambda: packed_gae(*by_step, GAMMA, LAM, axis=0).T,
+            clear,
+            bound,
+        ),
+        "rlfound, transposed copies": (
+            "(T, B)",
+            lambda: np.ascontiguousarray(packed_gae(*time_major(by_step), GAMMA, LAM).T).T,
             clear,
             bound,
         ),

@@ -48,7 +48,7 @@ def test_scan_speed_small_prints_a_table_per_shape_and_quantity(capsys):
         for title in ("GAE", "Returns"):
             rows = table_rows(out, f"{title}, shape (B, T) = {shape}:")
             names = [row[0] for row in rows]
-            assert names[:4] == ["rlfound", "rlfound, axis=0", "clear", "SB3 loop"]
+            assert {"rlfound", "rlfound, axis=0", "clear", "SB3 loop"} <= set(names)
             for name, _, passes, versus, error in rows:
                 assert float(passes.replace(",", "")) > 0
                 assert float(versus.rstrip("×").replace(",", "")) > 0

@@ -64,18 +64,28 @@ def blocks_of(block, levels=_stream.LEVELS, sparse=1, narrow=_lanes.NARROW):
 
     ``block`` may also be a tuple (steps, levels, narrow). ``sparse=1`` halves a block
     however many of its factors are 0, so that small arrays with dense stops take the
-    halved path too. A time-major block of at least ``narrow`` streams is halved down to
-    two rows (one, if ``block`` is 1 step); one of fewer is solved stream by stream.
+    halved path too, however short. A time-major block of at least ``narrow`` streams is
+    halved down to two rows (one, if ``block`` is 1 step); one of fewer is solved stream by
+    stream.
     """
     if isinstance(block, tuple):
         block, levels, narrow = block
-    saved = _scan.BLOCK, _stream.LEVELS, _stream.SPARSE, _lanes.ROWS, _lanes.NARROW
-    _scan.BLOCK, _stream.LEVELS, _stream.SPARSE = block, levels, sparse
-    _lanes.ROWS, _lanes.NARROW = (2 if block > 1 else 1), narrow
+    names = [
+        (_scan, "BLOCK", block),
+        (_stream, "LEVELS", levels),
+        (_stream, "SPARSE", sparse),
+        (_stream, "HALVING_MIN", 1),
+        (_lanes, "ROWS", 2 if block > 1 else 1),
+        (_lanes, "NARROW", narrow),
+    ]
+    saved = [(module, name, getattr(module, name)) for module, name, _ in names]
+    for module, name, value in names:
+        setattr(module, name, value)
     try:
         yield
     finally:
-        _scan.BLOCK, _stream.LEVELS, _stream.SPARSE, _lanes.ROWS, _lanes.NARROW = saved
+        for module, name, value in saved:
+            setattr(module, name, value)
 
 
 # Where time is: 0 the first axis (a time-major buffer, as Stable-Baselines3 stores one), the

@@ -31,6 +31,9 @@ from scipy.linalg import blas
 # one (the rows' own ends do not count when every level keeps them in place, see solve).
 LEVELS = 3
 SPARSE = 64
+# Fewest steps a block needs to be halved: below, the serial solve of all of them costs less
+# than the halvings' fixed cost of a dozen BLAS and NumPy calls.
+HALVING_MIN = 4096
 AXPY_PIECE = 8192  # entries per BLAS axpy call (see _axpy)
 TINY = float(np.finfo(np.float64).tiny)
 
@@ -135,7 +138,7 @@ def _solve_constant(
     length = terms.size
     levels = 0
     # Halving pays for its bookkeeping at the zeros only where they are sparse.
-    if 0.0 < abs(factor) <= 1.0 and (zeros.size + 1) * SPARSE <= length:
+    if 0.0 < abs(factor) <= 1.0 and (zeros.size + 1) * SPARSE <= length >= HALVING_MIN:
         while levels < LEVELS and abs(factor) ** 2 ** (levels + 1) >= TINY:
             levels += 1
     if following is not None and factor != 0.0 and (zeros.size == 0 or zeros[-1] != length - 1):
