@@ -87,12 +87,15 @@ def lfilter_discounted_sums(terms, factor):
     return reversed_sums[..., ::-1]
 
 
-def numba_gae():
-    """tianshou's compiled GAE over a flat (B, T) buffer, or None without numba."""
+def numba_forms():
+    """(tianshou's GAE over a flat (B, T) buffer, one fused pass over a (T, B) buffer), compiled.
+
+    (None, None) where numba is not installed.
+    """
     try:
         from numba import njit
     except ImportError:
-        return None
+        return None, None
 
     @njit(cache=False)
     def flat_gae(rewards, values, next_values, not_terminal, ends, gamma, lam):
@@ -105,7 +108,7 @@ def numba_gae():
             advantages[i] = running
         return advantages
 
-    def gae(rewards, values, next_values, terminated, truncated, gamma, lam):
+    def tianshou(rewards, values, next_values, terminated, truncated, gamma, lam):
         ends = terminated | truncated
         ends[..., -1] = True  # a row's last step: the next entry is another stream's
         flat = [a.reshape(-1) for a in (rewards, values, next_values)]
@@ -113,16 +116,7 @@ def numba_gae():
         advantages = flat_gae(*flat, not_terminal, ends.reshape(-1).astype(float), gamma, lam)
         return advantages.reshape(rewards.shape)
 
-    return gae
-
-
-def numba_fused_gae():
-    """One compiled pass over a (T, B) buffer, reading each input once, or None without numba."""
-    try:
-        from numba import njit
-    except ImportError:
-        return None
-
+    # Every input read once, every sum written once: what a compiled loop can do.
     @njit(cache=False)
     def fused(rewards, values, next_values, terminated, truncated, gamma, lam):
         horizon, streams = rewards.shape
@@ -137,7 +131,7 @@ def numba_fused_gae():
                 advantages[t, b] = running[b]
         return advantages
 
-    return fused
+    return tianshou, fused
 
 
 def jax_gae():

@@ -142,9 +142,10 @@ def gae_forms(stream):
             gae_bound(*as_terminal),
         ),
     }
+    tianshou, fused = scan_peers.numba_forms()
     compiled = {
-        "numba tianshou": ("(B, T)", scan_peers.numba_gae(), stream, lambda a: a),
-        "numba fused": ("(T, B)", scan_peers.numba_fused_gae(), by_step, np.transpose),
+        "numba tianshou": ("(B, T)", tianshou, stream, lambda a: a),
+        "numba fused": ("(T, B)", fused, by_step, np.transpose),
         "JAX lax.scan": ("(T, B)", scan_peers.jax_gae(), by_step, np.transpose),
     }
     for name, (layout, gae, arrays, back) in compiled.items():

@@ -117,12 +117,13 @@ def scan(
     constant = np.ndim(factors) == 0
     flat_factors = float(factors) if constant else np.asarray(factors).reshape(-1)
     flat_stopped = None if stopped is None else stopped.reshape(-1)
+    problem = _stream.Problem(flat_sums, write, flat_factors, flat_stopped)
     if lanes == 1:
-        _stream.solve(flat_sums, write, flat_factors, flat_stopped, horizon, BLOCK)
+        _stream.solve(problem, horizon, BLOCK)
     else:
         slab = horizon * lanes
         for start in range(0, flat_sums.size, slab):
-            _lanes.solve(flat_sums, write, flat_factors, flat_stopped, start, lanes, slab, BLOCK)
+            _lanes.solve(problem, start, lanes, slab, BLOCK)
     return sums
 
 

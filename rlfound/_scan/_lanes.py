@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlfound._scan import _stream
-from rlfound._scan._stream import TINY, Writer
+from rlfound._scan._stream import TINY, Problem
 
 ROWS = 4  # rows left to the loop once a block is halved
 # Fewer streams side by side than this make rows too short for NumPy to work on at full
@@ -28,31 +28,18 @@ ROWS = 4  # rows left to the loop once a block is halved
 NARROW = 64
 
 
-def solve(
-    sums: np.ndarray,
-    write: Writer,
-    factors: float | np.ndarray,
-    stopped: np.ndarray | None,
-    start: int,
-    lanes: int,
-    slab: int,
-    block: int,
-) -> None:
-    """Fill ``sums[start:start + slab]``, a time-major (T, lanes) array, a block of rows at a time.
-
-    ``factors`` and ``stopped`` are as in :func:`rlfound._scan._stream.solve`, flat.
-    """
+def solve(problem: Problem, start: int, lanes: int, slab: int, block: int) -> None:
+    """Fill ``sums[start:start + slab]``, a time-major (T, lanes) array, by blocks of rows."""
     if lanes < NARROW:
-        _solve_narrow(sums, write, factors, stopped, start, lanes, slab, block)
+        _solve_narrow(problem, start, lanes, slab, block)
         return
+    sums, write, factors, stopped = problem
     horizon = slab // lanes
     rows = max(1, block // lanes)
     buffer = np.empty(min(rows, horizon) * lanes)
     scratch = np.empty((min(rows, horizon) + 1) // 2 * lanes)
     constant = isinstance(factors, float)
-    for first in range((horizon - 1) // rows * rows, -1, -rows):
-        last = min(first + rows, horizon)
-        low, high = start + first * lanes, start + last * lanes
+    for first, last, low, high in _blocks(start, lanes, horizon, rows):
         write(low, high, sums[low:high])
         x = sums[low:high].reshape(last - first, lanes)
         f = buffer[: high - low].reshape(x.shape)
@@ -68,6 +55,13 @@ def solve(
             x[-1] += f[-1] * sums[high : high + lanes]
         f[-1] = 0.0
         _reduce(x, f, scratch, _safe_levels(f, factors if constant else None, x.shape[0]))
+
+
+def _blocks(start: int, lanes: int, horizon: int, rows: int):
+    """(first row, end row, first entry, end entry) of each block of ``rows`` rows, last first."""
+    for first in range((horizon - 1) // rows * rows, -1, -rows):
+        last = min(first + rows, horizon)
+        yield first, last, start + first * lanes, start + last * lanes
 
 
 def _safe_levels(f: np.ndarray, factor: float | None, rows: int) -> int:
@@ -107,21 +101,13 @@ def _reduce(x: np.ndarray, f: np.ndarray, scratch: np.ndarray, levels: int) -> N
         np.add(odd[:count], products, out=odd[:count])  # y_{i+1} = x_{i+1} + c y_{i+2}
 
 
-def _solve_narrow(
-    sums: np.ndarray,
-    write: Writer,
-    factors: float | np.ndarray,
-    stopped: np.ndarray | None,
-    start: int,
-    lanes: int,
-    slab: int,
-    block: int,
-) -> None:
+def _solve_narrow(problem: Problem, start: int, lanes: int, slab: int, block: int) -> None:
     """:func:`solve` for a few streams: each block turned stream by stream, solved, turned back.
 
     A block's rows hold a multiple of 2^LEVELS steps where they can, so that its streams'
     ends stay in place through the halving (see :func:`rlfound._scan._stream.solve`).
     """
+    sums, write, factors, stopped = problem
     horizon = slab // lanes
     aligned = 2**_stream.LEVELS
     rows = max(1, block // lanes)
@@ -129,9 +115,7 @@ def _solve_narrow(
     streams = np.empty(min(rows, horizon) * lanes)
     band = np.empty((streams.size + 1, 2))
     constant = isinstance(factors, float)
-    for first in range((horizon - 1) // rows * rows, -1, -rows):
-        last = min(first + rows, horizon)
-        low, high = start + first * lanes, start + last * lanes
+    for first, last, low, high in _blocks(start, lanes, horizon, rows):
         write(low, high, sums[low:high])
         by_step = sums[low:high].reshape(last - first, lanes)
         flat = streams[: high - low]

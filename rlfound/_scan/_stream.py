@@ -21,6 +21,7 @@ Journal of the ACM 12(1), 1965 (odd-even, or cyclic, reduction).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 from scipy.linalg import blas
@@ -41,21 +42,26 @@ TINY = float(np.finfo(np.float64).tiny)
 Writer = Callable[[int, int, np.ndarray], None]
 
 
-def solve(
-    sums: np.ndarray,
-    write: Writer,
-    factors: float | np.ndarray,
-    stopped: np.ndarray | None,
-    horizon: int,
-    block: int,
-) -> None:
-    """Fill the flat ``sums`` of rows of ``horizon`` steps, a block of steps at a time.
+class Problem(NamedTuple):
+    """A scan to solve, flat in C order: ``sums`` to fill with the terms ``write`` gives.
 
     ``factors`` is one number c (with the boolean ``stopped``, or None, marking the steps
-    where it is 0) or a flat array of c_t. Blocks start at multiples of ``block``; the
-    sum after a block enters it as the loop would add it, x_t + c_t y_{t+1} at the block's
-    last step, before the block is solved.
+    where it is 0) or a flat array of c_t.
     """
+
+    sums: np.ndarray
+    write: Writer
+    factors: float | np.ndarray
+    stopped: np.ndarray | None
+
+
+def solve(problem: Problem, horizon: int, block: int) -> None:
+    """Fill the flat sums of rows of ``horizon`` steps, a block of steps at a time.
+
+    Blocks start at multiples of ``block``; the sum after a block enters it as the loop
+    would add it, x_t + c_t y_{t+1} at the block's last step, before the block is solved.
+    """
+    sums, write, factors, stopped = problem
     size = sums.size
     band = np.empty((min(size, block) + 1, 2))
     constant = isinstance(factors, float)
