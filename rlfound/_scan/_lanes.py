@@ -52,7 +52,9 @@ def solve(problem: Problem, start: int, lanes: int, slab: int, block: int) -> No
         if constant and factors == 0.0:
             continue  # every sum is its own term
         if last < horizon:  # the sums after the block, added as the loop adds them
-            x[-1] += f[-1] * sums[high : high + lanes]
+            products = scratch[:lanes]
+            np.multiply(f[-1], sums[high : high + lanes], out=products)
+            np.add(x[-1], products, out=x[-1])
         f[-1] = 0.0
         _reduce(x, f, scratch, _safe_levels(f, factors if constant else None, x.shape[0]))
 
@@ -91,8 +93,10 @@ def _reduce(x: np.ndarray, f: np.ndarray, scratch: np.ndarray, levels: int) -> N
         np.multiply(f[0::2][:pairs], f[1::2], out=f[0::2][:pairs])  # c_i c_{i+1}
         halved.append((x, f))
         x, f = even, f[0::2]
+    products = scratch[: x.shape[1]]
     for row in range(x.shape[0] - 2, -1, -1):  # the rows left, one after the other
-        x[row] += f[row] * x[row + 1]
+        np.multiply(f[row], x[row + 1], out=products)
+        np.add(x[row], products, out=x[row])  # x_t + c_t y_{t+1}
     for x, f in reversed(halved):
         even, odd = x[0::2], x[1::2]
         count = (x.shape[0] - 1) // 2  # the odd rows with an even row after them
@@ -129,8 +133,9 @@ def _solve_narrow(problem: Problem, start: int, lanes: int, slab: int, block: in
                     carry[stopped[high - lanes : high]] = 0.0
                 by_stream[:, -1] += carry
             zeros = np.empty(0, dtype=int)
-            if stopped is not None:
-                zeros = np.flatnonzero(stopped[low:high].reshape(steps, lanes).T)
+            if stopped is not None:  # found in the block as it is, then renumbered by stream
+                step, stream = np.divmod(np.flatnonzero(stopped[low:high]), lanes)
+                zeros = np.sort(stream * steps + step)
             in_place = steps % aligned == 0
             if not in_place:  # each stream's last step is listed with the zeros
                 zeros = np.union1d(zeros, np.arange(steps - 1, flat.size, steps))
