@@ -118,6 +118,7 @@ def _solve_narrow(problem: Problem, start: int, lanes: int, slab: int, block: in
     rows = rows - rows % aligned if rows >= aligned else rows
     streams = np.empty(min(rows, horizon) * lanes)
     band = np.empty((streams.size + 1, 2))
+    filled = [None, 0]  # what the band holds (see rlfound._scan._stream._solve_constant)
     constant = isinstance(factors, float)
     for first, last, low, high in _blocks(start, lanes, horizon, rows):
         write(low, high, sums[low:high])
@@ -140,7 +141,7 @@ def _solve_narrow(problem: Problem, start: int, lanes: int, slab: int, block: in
             if not in_place:  # each stream's last step is listed with the zeros
                 zeros = np.union1d(zeros, np.arange(steps - 1, flat.size, steps))
             row_end = steps - 1 if in_place else None
-            _stream._solve_constant(flat, None, factors, zeros, row_end, steps, band)
+            _stream._solve_constant(flat, None, factors, zeros, row_end, steps, band, filled)
         else:
             by_stream_factors = factors[low:high].reshape(steps, lanes).T
             if last < horizon:

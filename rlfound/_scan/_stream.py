@@ -64,6 +64,7 @@ def solve(problem: Problem, horizon: int, block: int) -> None:
     sums, write, factors, stopped = problem
     size = sums.size
     band = np.empty((min(size, block) + 1, 2))
+    filled = [None, 0]  # what the band holds (see _solve_constant)
     constant = isinstance(factors, float)
     # Each halving keeps a row's end at an odd position of the halved stream when the rows
     # and the blocks have a multiple of 2^LEVELS steps: then a strided slice puts them back,
@@ -72,6 +73,8 @@ def solve(problem: Problem, horizon: int, block: int) -> None:
     if constant:
         if in_place:
             stop_steps = np.flatnonzero(stopped) if stopped is not None else np.empty(0, int)
+            # A stop at a row's end is that row's end: kept in place, not listed.
+            stop_steps = stop_steps[(stop_steps + 1) % horizon != 0]
         else:
             stops = np.zeros(size, dtype=bool) if stopped is None else stopped.copy()
             stops[horizon - 1 :: horizon] = True
@@ -86,7 +89,7 @@ def solve(problem: Problem, horizon: int, block: int) -> None:
             first, last = np.searchsorted(stop_steps, (start, end))
             zeros = stop_steps[first:last] - start  # the block's steps with a factor of 0
             row_end = (horizon - 1 - start) % horizon if in_place else None
-            _solve_constant(terms, following, factors, zeros, row_end, horizon, band)
+            _solve_constant(terms, following, factors, zeros, row_end, horizon, band, filled)
         else:
             _solve_general(terms, following, factors[start:end], -start % horizon, horizon, band)
 
@@ -120,11 +123,13 @@ def _solve_constant(
     row_end: int | None,
     horizon: int,
     band: np.ndarray,
+    filled: list,
 ) -> None:
     """Solve one block in place, with the factor c at every step but ``zeros``, where it is 0.
 
     ``row_end`` is the block's first step that ends a row when the rows' ends are kept in
-    place (see :func:`solve`), or None when ``zeros`` lists them.
+    place (see :func:`solve`), or None when ``zeros`` lists them. ``filled`` is [c, n]
+    when ``band`` holds -c in its first n rows from the block before, [None, 0] at first.
 
     BLAS back substitution costs a few nanoseconds a step, one step after the other, while
     a strided ``daxpy`` over all steps costs a fraction of a nanosecond each. So the block is
@@ -175,11 +180,17 @@ def _solve_constant(
     stride = 1 << levels
     count = -(-length // stride)
     above = band[:count, 0]
-    above[1:] = -factor
-    above[zeros[zeros < count - 1] + 1] = 0.0
-    if row_end is not None:
-        above[(row_end + 1) // stride :: horizon // stride] = 0.0  # each row's first step
+    # The band keeps -c (of the last level) from block to block: only the zeros change.
+    if filled[0] != factor or filled[1] < count:
+        above[1:] = -factor
+        filled[:] = factor, count
+    cuts = zeros[zeros < count - 1] + 1
+    starts = (
+        slice(0, 0) if row_end is None else slice((row_end + 1) // stride, None, horizon // stride)
+    )
+    above[cuts] = above[starts] = 0.0  # each stop's successor, and each row's first step
     _dtbsv(band[:count], terms, stride)
+    above[cuts] = above[starts] = -factor
     for stride, factor, count, stops, ends in reversed(halved):
         if count > 2:  # y_{i+1} = x_{i+1} + c y_{i+2} at every odd i + 1 with a step after it
             # The axpy writes only odd steps: the solved even ones are put back unchanged.

@@ -150,7 +150,12 @@ def check_finite_result(result: _T, quantity: str, *, log_of_zero: bool = False)
     for leaf in _leaves(result):
         if log_of_zero:
             leaf = np.where(leaf == -np.inf, 0.0, leaf)
-        if not np.isfinite(leaf).all():
+        # One reading pass: an inf or NaN makes the sum inf or NaN. Only a sum that is not
+        # finite (which finite entries can also give, by overflow) needs the entry by entry
+        # check, which writes a mask as large as the array.
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = np.sum(leaf)
+        if not np.isfinite(total) and not np.isfinite(leaf).all():
             raise ValueError(
                 f"overflow in {quantity}: the inputs are finite but the result is not "
                 "(it exceeds the float64 range, about 1.8e308); rescale the inputs"
