@@ -27,6 +27,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 import rlfound
+from rlfound._listing import FAST_PATH
 from tests._book import ROOT, library_listings, notebook_documents
 from tests._solutions import load_module
 
@@ -140,9 +141,14 @@ def test_a_listing_is_the_library_code_with_a_short_docstring(object_path: str):
     # Signature, decorators and every statement after the docstring are those of the source.
     assert ast.dump(function.args) == ast.dump(source.args)
     assert ast.dump(function.returns) == ast.dump(source.returns)
-    assert [ast.dump(node) for node in function.body[1:]] == [
-        ast.dump(node) for node in source.body[1:]
+    # (but the statement marked as the fast path, which the listing leaves out).
+    source_lines = Path(importlib.import_module(module_name).__file__).read_text().splitlines()
+    shown_body = [
+        node
+        for node in source.body[1:]
+        if not source_lines[node.lineno - 1].rstrip().endswith(FAST_PATH)
     ]
+    assert [ast.dump(node) for node in function.body[1:]] == [ast.dump(node) for node in shown_body]
     docstring = ast.get_docstring(function)
     assert docstring.splitlines()[0].split()[:3] == ast.get_docstring(source).split()[:3]
     for section in ("Parameters", "Returns", "Raises", "References", "Examples", "Book:"):
@@ -165,7 +171,31 @@ def test_a_listing_keeps_the_summary_and_its_equation():
     assert "\n    y_t = x_t + c_t y_{t+1},    y_T = 0,\n" in docstring
     assert docstring.endswith("so that y_t = Σ_{k>=t} (Π_{t<=j<k} c_j) x_k.")
     assert "for t in reversed(range(terms.shape[-1])):" in shown.code
-    assert shown.code.rstrip().endswith("return sums")
+    assert shown.code.rstrip().endswith("return np.moveaxis(sums, -1, axis)")
+
+
+def test_a_listing_leaves_out_the_statement_marked_as_the_fast_path(tmp_path, monkeypatch):
+    module = tmp_path / "fast_module.py"
+    module.write_text(
+        'def total(x, method="auto"):\n'
+        '    """The total of x."""\n'
+        '    if method == "fast":  # fast path\n'
+        "        return sum(x)\n"
+        "    result = 0\n"
+        "    for value in x:  # the clear form\n"
+        "        result += value\n"
+        "    return result\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shown = listing.read_listing("fast_module.total")
+    assert shown.code == (
+        'def total(x, method="auto"):\n    """The total of x."""\n    result = 0\n'
+        "    for value in x:  # the clear form\n        result += value\n    return result\n"
+    )
+    library = listing.read_listing("rlfound.advantages.packed_gae").code
+    assert "_scan.scan" not in library and "# fast path" not in library
+    assert 'return discounted_cumsum(deltas, discounts, axis=axis, method="loop")' in library
 
 
 def test_a_listing_leaves_out_the_overflow_guard_but_keeps_other_decorators(tmp_path, monkeypatch):
