@@ -285,7 +285,7 @@ def test_the_listing_directive_renders_the_code_and_the_link(tmp_path: Path):
     soup = BeautifulSoup((tmp_path / "html" / "index.html").read_text("utf-8"), "html.parser")
     block = soup.select_one("div.library-listing")
     code = block.get_text()
-    assert "terms: ArrayLike, discounts: ArrayLike, *, method: str" in code
+    assert "terms: ArrayLike, discounts: ArrayLike, *, axis: int = -1, method: str" in code
     assert "y_t = x_t + c_t y_{t+1},    y_T = 0," in code
     assert "Parameters" not in code and ">>>" not in code
     assert "def discounted_cumsum" in block.select_one(".hll").get_text()
