@@ -28,8 +28,9 @@ bookkeeping of stops, the result's check). Run from the repository root::
 
     .venv/bin/python benchmarks/scan_speed.py [--small] [--repeats 9] [--phases]
 
-``--small`` runs tiny shapes in seconds (what the test suite does). This is a benchmark, not a
-test: the figures depend on the machine and its load, which is printed with them.
+It first prints the fixed cost of a call on a tiny stream. ``--small`` runs tiny shapes in
+seconds (what the test suite does). This is a benchmark, not a test: the figures depend on
+the machine and its load, which is printed with them.
 
 Where the passes went before this version (GAE, (1024, 2048), commit 742ae19, under a load
 of about 5 on the 2-core machine, in passes of np.add): 10.9 in all; 2.7 building the TD
@@ -63,6 +64,7 @@ from rlfound.returns import discounted_cumsum, packed_discounted_returns
 
 SHAPES = [(1024, 2048), (65536, 32), (1, 10**6), (4096, 512), (16, 65536)]
 SMALL_SHAPES = [(16, 64), (512, 8), (1, 5000)]
+FIXED_COST_SHAPE = (4, 16)
 GAMMA, LAM = 0.99, 0.95
 END_PROBABILITY = 0.005  # for each of terminated and truncated
 # Stop repeating a form once it has used this much CPU time: the slowest forms run only once.
@@ -297,6 +299,21 @@ def phases(stream, axis, repeats):
     return spent
 
 
+def fixed_cost(rng, repeats):
+    """The CPU time of a call on a tiny stream, where the call's own overhead is all there is."""
+    stream = packed_stream(FIXED_COST_SHAPE, rng)
+    rewards, _, next_values, terminated, truncated = stream
+    gae = best_time(lambda: packed_gae(*stream, GAMMA, LAM), repeats)
+    returns = best_time(
+        lambda: packed_discounted_returns(rewards, next_values, terminated, truncated, GAMMA),
+        repeats,
+    )
+    return (
+        f"Fixed cost of a call at shape {FIXED_COST_SHAPE}: packed_gae {gae * 1e6:.0f} µs, "
+        f"packed_discounted_returns {returns * 1e6:.0f} µs"
+    )
+
+
 def print_table(title, shape, rows, add, limit):
     print(f"\n{title}, shape (B, T) = {shape}: np.add {add * 1e3:.2f} ms; the bandwidth limit "
           f"is {limit:.1f} passes")  # fmt: skip
@@ -320,6 +337,7 @@ def main(argv=None) -> None:
     repeats = 1 if args.small else args.repeats
     rng = np.random.default_rng(0)
     print(f"Load average at the start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(fixed_cost(rng, 1 if args.small else 300))
     for shape in shapes:
         stream = packed_stream(shape, rng)
         add = add_time(stream, repeats)

@@ -54,6 +54,7 @@ def test_scan_speed_small_prints_a_table_per_shape_and_quantity(capsys):
                 assert float(versus.rstrip("×").replace(",", "")) > 0
                 limit = 1e-12 if name.startswith(("rlfound", "clear")) else 1e-9
                 assert float(error) <= limit, name
+    assert re.search(r"^Fixed cost of a call at shape \(4, 16\): packed_gae \d+ µs", out, re.M)
     assert re.search(r"\| where rlfound's GAE passes go \| \(B, T\) \| \(T, B\) \|", out)
     assert "| terms |" in out and "| input checks and masks |" in out
 

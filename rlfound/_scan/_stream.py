@@ -73,8 +73,8 @@ def solve(problem: Problem, horizon: int, block: int) -> None:
     if constant:
         if in_place:
             stop_steps = np.flatnonzero(stopped) if stopped is not None else np.empty(0, int)
-            # A stop at a row's end is that row's end: kept in place, not listed.
-            stop_steps = stop_steps[(stop_steps + 1) % horizon != 0]
+            if size >= HALVING_MIN:  # a stop at a row's end is that row's end: not listed
+                stop_steps = stop_steps[(stop_steps + 1) % horizon != 0]
         else:
             stops = np.zeros(size, dtype=bool) if stopped is None else stopped.copy()
             stops[horizon - 1 :: horizon] = True
@@ -86,8 +86,10 @@ def solve(problem: Problem, horizon: int, block: int) -> None:
         # The sum after the block, which its last step adds unless that step ends a row.
         following = sums[end] if end < size and end % horizon else None
         if constant:
-            first, last = np.searchsorted(stop_steps, (start, end))
-            zeros = stop_steps[first:last] - start  # the block's steps with a factor of 0
+            zeros = stop_steps  # the block's steps with a factor of 0
+            if size > block:
+                first, last = np.searchsorted(stop_steps, (start, end))
+                zeros = stop_steps[first:last] - start
             row_end = (horizon - 1 - start) % horizon if in_place else None
             _solve_constant(terms, following, factors, zeros, row_end, horizon, band, filled)
         else:
