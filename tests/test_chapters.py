@@ -174,9 +174,15 @@ def test_a_listing_keeps_the_summary_and_its_equation():
     assert shown.code.rstrip().endswith("return np.moveaxis(sums, -1, axis)")
 
 
+def listing_of(tmp_path, monkeypatch, module, source, name):
+    """The listing of ``name`` in a module ``module`` of ``source``, written to ``tmp_path``."""
+    (tmp_path / f"{module}.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return listing.read_listing(f"{module}.{name}")
+
+
 def test_a_listing_leaves_out_the_statement_marked_as_the_fast_path(tmp_path, monkeypatch):
-    module = tmp_path / "fast_module.py"
-    module.write_text(
+    source = (
         'def total(x, method="auto"):\n'
         '    """The total of x."""\n'
         '    if method == "fast":  # fast path\n'
@@ -184,11 +190,9 @@ def test_a_listing_leaves_out_the_statement_marked_as_the_fast_path(tmp_path, mo
         "    result = 0\n"
         "    for value in x:  # the clear form\n"
         "        result += value\n"
-        "    return result\n",
-        encoding="utf-8",
+        "    return result\n"
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    shown = listing.read_listing("fast_module.total")
+    shown = listing_of(tmp_path, monkeypatch, "fast_module", source, "total")
     assert shown.code == (
         'def total(x, method="auto"):\n    """The total of x."""\n    result = 0\n'
         "    for value in x:  # the clear form\n        result += value\n    return result\n"
@@ -199,15 +203,12 @@ def test_a_listing_leaves_out_the_statement_marked_as_the_fast_path(tmp_path, mo
 
 
 def test_a_listing_leaves_out_the_overflow_guard_but_keeps_other_decorators(tmp_path, monkeypatch):
-    module = tmp_path / "listed_module.py"
-    module.write_text(
+    source = (
         "from functools import cache\n"
         "from rlfound._validation import finite_output\n\n\n"
-        '@finite_output()\n@cache\ndef twice(x):\n    """Twice x."""\n    return 2 * x\n',
-        encoding="utf-8",
+        '@finite_output()\n@cache\ndef twice(x):\n    """Twice x."""\n    return 2 * x\n'
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    shown = listing.read_listing("listed_module.twice")
+    shown = listing_of(tmp_path, monkeypatch, "listed_module", source, "twice")
     assert shown.code == '@cache\ndef twice(x):\n    """Twice x."""\n    return 2 * x\n'
     assert shown.first_line == 6
     library = listing.read_listing("rlfound.returns.discounted_returns")
