@@ -1,44 +1,76 @@
-"""How fast are packed-stream returns and GAE? Each form as a ratio to one ``np.add`` pass.
+"""How fast are packed-stream GAE and returns, next to the loops users run? Ratios to np.add.
 
-For each shape (B, T) of float64 streams with about 0.5% terminated and 0.5% truncated
-steps, times four ways of getting the same numbers, for discounted returns and for GAE:
+For each shape (B, T) of float64 streams with about 0.5% terminated and 0.5% truncated steps,
+in one run, with every form first checked against the library's clear form:
 
-- clear: the library function with ``method="loop"``, the reference form the book shows
-  (one Python step per time step, vectorized over the B rows);
-- SB3-style: a loop over time written here the way Stable-Baselines3's rollout buffer
-  computes returns and advantages, a handful of array operations per time step;
-- fast: the library function as called by default (``method="auto"``, here the banded
-  triangular solve), input checks included;
-- np.add: one ``np.add`` of two of the input arrays, the cost of reading the data once:
-  the cheaper of writing into a new array and into an existing one (which is cheaper
-  depends on what the memory allocator has at hand, so the baseline takes the lower).
+- rlfound (B, T) and rlfound (T, B): ``packed_gae`` / ``packed_discounted_returns`` as called by
+  default, on the time-last layout and on the time-major one (``axis=0``, no copy), input
+  checks included; and, for GAE, what a time-major buffer cost before ``axis``: transposed
+  copies of its arrays, rlfound, and the result transposed back;
+- clear: the same functions with ``method="loop"``, the form the book shows;
+- SB3 loop (T, B) and CleanRL loop (T, B): the loops of those two trainers on their own
+  time-major layout (``benchmarks/scan_peers.py`` says where each comes from; CleanRL
+  counts a timeout as a termination, and is checked against the clear form told so);
+- lfilter, no ends: ``scipy.signal.lfilter`` on a stream without episode ends, next to
+  rlfound on the same stream (the one case a constant-coefficient filter can do);
+- numba tianshou (B, T), numba fused (T, B), JAX lax.scan (T, B): compiled loops, when numba
+  or jax is installed (``pip install rlfound[benchmarks]``; never a dependency of the library).
 
-Each time is the best of several repeats of CPU time (``time.process_time``), which the load
-of a shared machine distorts less than wall time; all forms are measured in the same run, so
-the ratios compare like with like. Run from the repository root::
+Each time is the least CPU time (``time.process_time``, which a shared machine's other work
+distorts less than wall time) of several repeats, with NumPy's BLAS and XLA held to one thread
+so that CPU time is one thread's. It is printed as a ratio to one ``np.add`` pass of two input
+arrays (the cheaper of writing into a new array and into an existing one) and to rlfound on the
+same layout. The memory-bandwidth limit is the bytes a form must read and write (GAE: three
+float arrays and two masks in, one float array out) over the bandwidth of a measured copy of
+an input array: no form can beat it. With ``--phases`` it also prints where rlfound's passes
+go (input checks and masks, building the terms, the halvings, the serial solve, the
+bookkeeping of stops, the result's check). Run from the repository root::
 
-    .venv/bin/python benchmarks/scan_speed.py [--small] [--repeats 15]
+    .venv/bin/python benchmarks/scan_speed.py [--small] [--repeats 9] [--phases]
 
-``--small`` runs tiny shapes in a second (what the test suite does). This is a benchmark,
-not a test: the figures depend on the machine and its load.
+It first prints the fixed cost of a call on a tiny stream. ``--small`` runs tiny shapes in
+seconds (what the test suite does). This is a benchmark, not a test: the figures depend on
+the machine and its load, which is printed with them.
+
+Where the passes went before this version (GAE, (1024, 2048), commit 742ae19, under a load
+of about 5 on the 2-core machine, in passes of np.add): 10.9 in all; 2.7 building the TD
+errors, 2.1 halving, 1.4 the serial solve, 2.7 bookkeeping of the stops (integer remainders
+and masks at every level), 1.0 listing the stops, 0.6 the result's check, 0.4 input checks.
+At (65536, 32) the rows' ends made every 32nd step a stop, so no block was halved and the
+serial solve alone took 6.2 passes.
 """
 
 from __future__ import annotations
 
+import os
+
+# One thread for every library, set before any of them loads: CPU time is then one thread's.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+
 import argparse
+import collections
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import scan_peers
 
 from rlfound.advantages import packed_gae
 from rlfound.returns import discounted_cumsum, packed_discounted_returns
 
-SHAPES = [(1024, 2048), (65536, 32), (1, 10**6)]
+SHAPES = [(1024, 2048), (65536, 32), (1, 10**6), (4096, 512), (16, 65536)]
 SMALL_SHAPES = [(16, 64), (512, 8), (1, 5000)]
+FIXED_COST_SHAPE = (4, 16)
 GAMMA, LAM = 0.99, 0.95
 END_PROBABILITY = 0.005  # for each of terminated and truncated
 # Stop repeating a form once it has used this much CPU time: the slowest forms run only once.
 TIME_BUDGET = 3.0
+RLFOUND_TOLERANCE, PEER_TOLERANCE = 1e-12, 1e-9  # worst scaled error allowed before timing
+GAE_BYTES, RETURN_BYTES = 3 * 8 + 2 + 8, 8 + 2 + 8  # read and written per entry
 
 
 def packed_stream(shape, rng):
@@ -53,35 +85,9 @@ def packed_stream(shape, rng):
     return rewards, values, next_values, terminated, truncated
 
 
-def sb3_style_gae(rewards, values, next_values, terminated, truncated, gamma, lam):
-    """GAE by a loop over time, one time step of every row per iteration, as SB3 does it.
-
-    Stable-Baselines3 walks its rollout buffer from the last step to the first, keeping the
-    running advantage of every environment, and at each step forms a continuation flag, the
-    TD error and the new running advantage from a few whole-row array operations. Here the
-    flags follow this library's convention (terminated steps do not bootstrap, truncated
-    ones bootstrap from ``next_values``; the stream's end cuts the λ-chain).
-    """
-    horizon = rewards.shape[-1]
-    advantages = np.empty_like(rewards)
-    running = np.zeros(rewards.shape[:-1])
-    for t in reversed(range(horizon)):
-        not_terminal = 1.0 - terminated[..., t]
-        goes_on = 1.0 - (terminated[..., t] | truncated[..., t])
-        delta = rewards[..., t] + gamma * next_values[..., t] * not_terminal - values[..., t]
-        running = delta + gamma * lam * goes_on * running
-        advantages[..., t] = running
-    return advantages
-
-
-def sb3_style_returns(rewards, values, next_values, terminated, truncated, gamma):
-    """Discounted returns the way SB3 gets them: advantages plus values, with λ = 1.
-
-    SB3 has no loop of its own for returns; its buffer's returns are the GAE advantages
-    plus the values, which for λ = 1 and next values that continue the values inside each
-    episode are the bootstrapped discounted returns.
-    """
-    return sb3_style_gae(rewards, values, next_values, terminated, truncated, gamma, 1.0) + values
+def time_major(stream):
+    """The same streams in a (T, B) buffer, as SB3 and CleanRL store them."""
+    return [np.ascontiguousarray(array.T) for array in stream]
 
 
 def best_time(run, repeats):
@@ -94,85 +100,264 @@ def best_time(run, repeats):
     return min(times)
 
 
-def worst_scaled_error(fast, reference, bound):
-    """max |fast - reference| / bound, where ``bound`` is the scan of |terms| (0/0 counts 0)."""
-    error = np.abs(fast - reference)
+def worst_scaled_error(result, reference, bound):
+    """max |result - reference| / bound, where ``bound`` is the scan of |terms| (0/0 counts 0)."""
+    error = np.abs(result - reference)
     return float(np.max(np.divide(error, bound, out=np.zeros_like(error), where=bound > 0)))
 
 
-def measure(shape, repeats, rng):
-    """One table row per quantity: times in seconds and the fast form's agreement."""
-    rewards, values, next_values, terminated, truncated = stream = packed_stream(shape, rng)
-    done = terminated | truncated
-    gae_terms = rewards + GAMMA * np.where(terminated, 0.0, next_values) - values
+def gae_bound(rewards, values, next_values, terminated, truncated):
+    """The scan of |TD errors| with |factors|: how large rounding can make any form's error."""
+    deltas = rewards + GAMMA * np.where(terminated, 0.0, next_values) - values
+    return discounted_cumsum(np.abs(deltas), GAMMA * LAM * ~(terminated | truncated))
+
+
+def gae_forms(stream):
+    """name -> (layout, run, reference, bound): every GAE form and what it must equal."""
+    by_step = time_major(stream)
+    rewards, values, next_values, terminated, truncated = stream
+    clear = packed_gae(*stream, GAMMA, LAM, method="loop")
+    bound = gae_bound(*stream)
+    as_terminal = (rewards, values, next_values, terminated | truncated, np.zeros_like(truncated))
+    sb3 = scan_peers.sb3_inputs(*by_step, GAMMA)
+    cleanrl = scan_peers.cleanrl_inputs(*by_step)
     forms = {
-        "returns": {
-            "clear": lambda: packed_discounted_returns(
-                rewards, next_values, terminated, truncated, GAMMA, method="loop"
-            ),
-            "SB3-style": lambda: sb3_style_returns(*stream, GAMMA),
-            "fast": lambda: packed_discounted_returns(
-                rewards, next_values, terminated, truncated, GAMMA
-            ),
-        },
-        "GAE": {
-            "clear": lambda: packed_gae(*stream, GAMMA, LAM, method="loop"),
-            "SB3-style": lambda: sb3_style_gae(*stream, GAMMA, LAM),
-            "fast": lambda: packed_gae(*stream, GAMMA, LAM),
-        },
+        "rlfound": ("(B, T)", lambda: packed_gae(*stream, GAMMA, LAM), clear, bound),
+        "rlfound, axis=0": (
+            "(T, B)",
+            lambda: packed_gae(*by_step, GAMMA, LAM, axis=0).T,
+            clear,
+            bound,
+        ),
+        "rlfound, transposed copies": (
+            "(T, B)",
+            lambda: np.ascontiguousarray(packed_gae(*time_major(by_step), GAMMA, LAM).T).T,
+            clear,
+            bound,
+        ),
+        "clear": ("(B, T)", lambda: packed_gae(*stream, GAMMA, LAM, method="loop"), clear, bound),
+        "SB3 loop": ("(T, B)", lambda: scan_peers.sb3_gae(*sb3, GAMMA, LAM).T, clear, bound),
+        "CleanRL loop": (
+            "(T, B)",
+            lambda: scan_peers.cleanrl_gae(*cleanrl, GAMMA, LAM).T,
+            packed_gae(*as_terminal, GAMMA, LAM, method="loop"),
+            gae_bound(*as_terminal),
+        ),
     }
-    # The scale against which agreement is judged: the same scan applied to absolute values.
+    tianshou, fused = scan_peers.numba_forms()
+    compiled = {
+        "numba tianshou": ("(B, T)", tianshou, stream, lambda a: a),
+        "numba fused": ("(T, B)", fused, by_step, np.transpose),
+        "JAX lax.scan": ("(T, B)", scan_peers.jax_gae(), by_step, np.transpose),
+    }
+    for name, (layout, gae, arrays, back) in compiled.items():
+        if gae is not None:
+            forms[name] = (
+                layout,
+                lambda g=gae, a=arrays, b=back: b(g(*a, GAMMA, LAM)),
+                clear,
+                bound,
+            )
+    return forms
+
+
+def no_end_forms(stream):
+    """lfilter and rlfound on the same streams with no episode end (the filter's one case)."""
+    rewards, values, next_values, _, _ = stream
+    never = np.zeros(rewards.shape, dtype=bool)
+    open_stream = (rewards, values, next_values, never, never)
+    deltas = rewards + GAMMA * next_values - values
+    clear = packed_gae(*open_stream, GAMMA, LAM, method="loop")
+    bound = gae_bound(*open_stream)
+    return {
+        "rlfound, no ends": ("(B, T)", lambda: packed_gae(*open_stream, GAMMA, LAM), clear, bound),
+        "lfilter, no ends": (
+            "(B, T)",
+            lambda: scan_peers.lfilter_discounted_sums(
+                rewards + GAMMA * next_values - values, GAMMA * LAM
+            ),
+            discounted_cumsum(deltas, GAMMA * LAM, method="loop"),
+            bound,
+        ),
+    }
+
+
+def return_forms(stream):
+    """name -> (layout, run, reference, bound) for the packed returns."""
+    rewards, values, next_values, terminated, truncated = stream
+    by_step = time_major(stream)
+    arguments = (rewards, next_values, terminated, truncated, GAMMA)
+    by_step_arguments = (by_step[0], by_step[2], by_step[3], by_step[4], GAMMA)
+    clear = packed_discounted_returns(*arguments, method="loop")
     cut = truncated.copy()
     cut[..., -1] |= ~terminated[..., -1]
-    return_terms = np.abs(rewards) + GAMMA * np.abs(np.where(cut, next_values, 0.0))
-    bounds = {
-        "returns": discounted_cumsum(return_terms, GAMMA * ~done),
-        "GAE": discounted_cumsum(np.abs(gae_terms), GAMMA * LAM * ~done),
+    terms = np.abs(rewards) + GAMMA * np.abs(np.where(cut, next_values, 0.0))
+    bound = discounted_cumsum(terms, GAMMA * ~(terminated | cut))
+    sb3 = scan_peers.sb3_inputs(*by_step, GAMMA)
+    return {
+        "rlfound": ("(B, T)", lambda: packed_discounted_returns(*arguments), clear, bound),
+        "rlfound, axis=0": (
+            "(T, B)",
+            lambda: packed_discounted_returns(*by_step_arguments, axis=0).T,
+            clear,
+            bound,
+        ),
+        "clear": (
+            "(B, T)",
+            lambda: packed_discounted_returns(*arguments, method="loop"),
+            clear,
+            bound,
+        ),
+        # SB3's returns: the advantages with λ = 1 plus the values.
+        "SB3 loop": (
+            "(T, B)",
+            lambda: (scan_peers.sb3_gae(*sb3, GAMMA, 1.0) + by_step[1]).T,
+            clear,
+            bound + np.abs(values),
+        ),
     }
+
+
+def measure(forms, repeats):
+    """name -> (layout, seconds, worst scaled error), each form checked before it is timed."""
+    rows = {}
+    for name, (layout, run, reference, bound) in forms.items():
+        error = worst_scaled_error(run(), reference, bound)
+        tolerance = RLFOUND_TOLERANCE if name.startswith(("rlfound", "clear")) else PEER_TOLERANCE
+        if not error <= tolerance:
+            raise AssertionError(f"{name} differs from the clear form: {error:.1e}")
+        rows[name] = (layout, best_time(run, repeats), error)
+    return rows
+
+
+def add_time(stream, repeats):
+    """One np.add pass over two input arrays: the cheaper of a new and an existing output."""
+    rewards, values = stream[0], stream[1]
     existing = np.empty_like(rewards)
-    add_time = min(
+    return min(
         best_time(lambda: np.add(rewards, values), max(repeats, 5)),
         best_time(lambda: np.add(rewards, values, out=existing), max(repeats, 5)),
     )
-    rows = []
-    for quantity, runs in forms.items():
-        times = {name: best_time(run, repeats) for name, run in runs.items()}
-        results = {name: run() for name, run in runs.items()}
-        errors = {
-            name: worst_scaled_error(results[name], results["clear"], bounds[quantity])
-            for name in ("SB3-style", "fast")
-        }
-        rows.append((quantity, times, add_time, errors))
-    return rows
+
+
+def copy_bandwidth(stream, repeats):
+    """Bytes per second of a copy of one input array into an existing one (read and write)."""
+    rewards = stream[0]
+    target = np.empty_like(rewards)
+    return 2 * rewards.nbytes / best_time(lambda: np.copyto(target, rewards), max(repeats, 5))
+
+
+def phases(stream, axis, repeats):
+    """Where rlfound's GAE passes go: phase -> CPU seconds, from the library's own parts."""
+    from rlfound import _scan
+    from rlfound._scan import _lanes, _stream
+    from rlfound._validation import limits
+
+    spent = collections.Counter()
+    parts = [
+        (_stream, "_axpy", "halvings (BLAS axpy)"),
+        (_stream, "_dtbsv", "serial solve (BLAS dtbsv)"),
+        (_lanes, "_reduce", "row halvings and loop"),
+        (limits, "check_finite_result", "result's check"),
+        (_stream, "solve", "solve"),
+        (_lanes, "solve", "solve"),
+    ]
+    saved = [(module, name, getattr(module, name)) for module, name, _ in parts]
+    saved.append((_scan, "_term_writer", _scan._term_writer))
+
+    def timed(function, phase):
+        def run(*arguments, **keywords):
+            start = time.process_time()
+            try:
+                return function(*arguments, **keywords)
+            finally:
+                spent[phase] += time.process_time() - start
+
+        return run
+
+    def writer(terms):
+        return timed(saved[-1][2](terms), "terms")
+
+    for module, name, phase in parts:
+        setattr(module, name, timed(getattr(module, name), phase))
+    _scan._term_writer = writer
+    arrays = stream if axis == -1 else time_major(stream)
+    try:
+        packed_gae(*arrays, GAMMA, LAM, axis=axis)  # once before timing, as every form
+        spent.clear()
+        start = time.process_time()
+        for _ in range(repeats):
+            packed_gae(*arrays, GAMMA, LAM, axis=axis)
+        total = (time.process_time() - start) / repeats
+    finally:
+        for module, name, function in saved:
+            setattr(module, name, function)
+    spent = {phase: seconds / repeats for phase, seconds in spent.items()}
+    inside = sum(spent[p] for p in spent if p not in ("solve", "result's check"))
+    spent["stops and bookkeeping"] = spent.pop("solve", 0.0) - inside
+    spent["input checks and masks"] = total - sum(spent.values())
+    return spent
+
+
+def fixed_cost(rng, repeats):
+    """The CPU time of a call on a tiny stream, where the call's own overhead is all there is."""
+    stream = packed_stream(FIXED_COST_SHAPE, rng)
+    rewards, _, next_values, terminated, truncated = stream
+    gae = best_time(lambda: packed_gae(*stream, GAMMA, LAM), repeats)
+    returns = best_time(
+        lambda: packed_discounted_returns(rewards, next_values, terminated, truncated, GAMMA),
+        repeats,
+    )
+    return (
+        f"Fixed cost of a call at shape {FIXED_COST_SHAPE}: packed_gae {gae * 1e6:.0f} µs, "
+        f"packed_discounted_returns {returns * 1e6:.0f} µs"
+    )
+
+
+def print_table(title, shape, rows, add, limit):
+    print(f"\n{title}, shape (B, T) = {shape}: np.add {add * 1e3:.2f} ms; the bandwidth limit "
+          f"is {limit:.1f} passes")  # fmt: skip
+    print("| form | layout | passes of np.add | vs rlfound on its layout | worst error |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, (layout, seconds, error) in rows.items():
+        own = "rlfound" if layout == "(B, T)" else "rlfound, axis=0"
+        if name.endswith("no ends"):
+            own = "rlfound, no ends"
+        versus = seconds / rows[own][1] if own in rows else float("nan")
+        print(f"| {name} | {layout} | {seconds / add:,.1f} | {versus:,.2f}× | {error:.1e} |")
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="tiny shapes, one repeat")
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--phases", action="store_true", help="where rlfound's passes go")
     args = parser.parse_args(argv)
     shapes = SMALL_SHAPES if args.small else SHAPES
     repeats = 1 if args.small else args.repeats
     rng = np.random.default_rng(0)
-
-    print(
-        "| shape (B, T) | quantity | clear | SB3-style | fast | np.add | fast vs SB3-style "
-        "| worst error of fast |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(f"Load average at the start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(fixed_cost(rng, 1 if args.small else 300))
     for shape in shapes:
-        for quantity, times, add_time, errors in measure(shape, repeats, rng):
-            ratios = [times[name] / add_time for name in ("clear", "SB3-style", "fast")]
-            print(
-                f"| {shape} | {quantity} | "
-                + " | ".join(f"{ratio:,.1f}×" for ratio in ratios)
-                + f" | 1× ({add_time * 1e3:.2f} ms) "
-                f"| {times['SB3-style'] / times['fast']:,.1f}× faster "
-                f"| {errors['fast']:.1e} |"
-            )
+        stream = packed_stream(shape, rng)
+        add = add_time(stream, repeats)
+        bandwidth = copy_bandwidth(stream, repeats)
+        entries = np.prod(shape)
+        rows = measure(gae_forms(stream), repeats) | measure(no_end_forms(stream), repeats)
+        print_table("GAE", shape, rows, add, GAE_BYTES * entries / bandwidth / add)
+        rows = measure(return_forms(stream), repeats)
+        print_table("Returns", shape, rows, add, RETURN_BYTES * entries / bandwidth / add)
+        if args.phases:
+            print("| where rlfound's GAE passes go | (B, T) | (T, B) |")
+            print("| --- | --- | --- |")
+            last, first = phases(stream, -1, repeats), phases(stream, 0, repeats)
+            for phase in sorted(set(last) | set(first), key=lambda p: -last.get(p, 0.0)):
+                print(f"| {phase} | {last.get(phase, 0.0) / add:.2f} | "
+                      f"{first.get(phase, 0.0) / add:.2f} |")  # fmt: skip
+    print(f"\nLoad average at the end: {os.getloadavg()[0]:.2f}")
     print(
-        "\nRatios are CPU times over one np.add pass; the worst error is "
-        "max |fast - clear| / scan(|x|), the same scan applied to absolute values."
+        "Passes are CPU times over one np.add pass; the worst error is max |form - clear| / "
+        "scan(|x|), the same scan applied to absolute values."
     )
 
 

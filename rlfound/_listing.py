@@ -18,7 +18,9 @@ sentence leads to one). The "Book: ..." line is left out (the reader is in the b
 re-wrapped to :data:`PROSE_WIDTH` columns, so that no docstring line makes the listing scroll
 sideways; equation lines are kept as written, their alignment matters. The decorators in
 :data:`HIDDEN_DECORATORS` (the overflow guard every public function carries) are left out,
-unless the guard also checks named inputs for the function (``inputs=``).
+unless the guard also checks named inputs for the function (``inputs=``). So is a statement
+whose first line ends in :data:`FAST_PATH` (a dispatch to a faster form of the same
+computation, with its body): the listing shows the clear form.
 """
 
 from __future__ import annotations
@@ -153,6 +155,21 @@ def format_docstring(paragraphs: list[str], indent: str) -> list[str]:
 HIDDEN_DECORATORS = frozenset({"finite_output"})
 
 
+#: The comment that marks a statement a listing leaves out: the call of a fast form.
+FAST_PATH = "# fast path"
+
+
+def _fast_path_lines(node: ast.AST, lines: list[str]) -> set[int]:
+    """The line numbers (from 1) of the statements in ``node`` marked with :data:`FAST_PATH`."""
+    return {
+        number
+        for statement in ast.walk(node)
+        if isinstance(statement, ast.stmt)
+        and lines[statement.lineno - 1].rstrip().endswith(FAST_PATH)
+        for number in range(statement.lineno, statement.end_lineno + 1)
+    }
+
+
 def _is_hidden(decorator: ast.expr) -> bool:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
@@ -259,7 +276,12 @@ def read_listing(object_path: str) -> Listing:
     else:
         indent = re.match(r"\s*", lines[body_first.lineno - 1]).group()
         trimmed = format_docstring(trim_docstring(inspect.cleandoc(docstring)), indent)
-        after = lines[body_first.end_lineno : node.end_lineno]
+        hidden = _fast_path_lines(node, lines)
+        after = [
+            lines[number - 1]
+            for number in range(body_first.end_lineno + 1, node.end_lineno + 1)
+            if number not in hidden
+        ]
         shown = [*lines[first - 1 : body_first.lineno - 1], *trimmed, *after]
     shown = [line for decorator in decorators for line in decorator] + shown
     kind = "class" if isinstance(node, ast.ClassDef) else "func"

@@ -272,6 +272,7 @@ def packed_gae(
     gamma: float,
     lam: float,
     *,
+    axis: int = -1,
     method: str = "auto",
 ) -> np.ndarray:
     """GAE over a stream that packs several episodes back to back, with timeouts handled.
@@ -312,6 +313,10 @@ def packed_gae(
         Discount factor γ in [0, 1].
     lam : float
         GAE parameter λ in [0, 1].
+    axis : int, optional
+        The time axis, the last by default. Stable-Baselines3's rollout buffer is time-major,
+        (buffer_size, n_envs): pass its arrays with ``axis=0``, as they are; no transposed
+        copy is made (see :func:`rlfound.returns.discounted_cumsum`).
     method : {"auto", "loop", "banded"}, optional
         How the backward scan runs, as in :func:`rlfound.returns.discounted_cumsum`: the
         same advantages up to rounding, and by default the faster form for the shape.
@@ -326,10 +331,10 @@ def packed_gae(
     ValueError
         If ``rewards`` is a scalar, ``values``, ``next_values`` or a mask does not have the
         shape of ``rewards`` (or a mask is not 0/1), a step is both terminated and
-        truncated (naming ``truncated``), ``gamma`` or ``lam`` is outside [0, 1], ``method``
-        is not one of the three names, or ``rewards``, ``values`` or ``next_values`` holds
-        an inf or NaN where it is read (naming the first such argument and its first
-        non-finite entry).
+        truncated (naming ``truncated``), ``gamma`` or ``lam`` is outside [0, 1], ``axis``
+        is not an axis of ``rewards``, ``method`` is not one of the three names, or
+        ``rewards``, ``values`` or ``next_values`` holds an inf or NaN where it is read
+        (naming the first such argument and its first non-finite entry).
 
     References
     ----------
@@ -349,6 +354,16 @@ def packed_gae(
     >>> packed_gae([1.0], values=[0.5], next_values=[2.0], terminated=[False],
     ...            truncated=[True], gamma=0.9, lam=0.95)
     array([2.3])
+
+    A time-major buffer, (T, B) = (2, 3) as Stable-Baselines3 stores it, with ``axis=0``:
+
+    >>> rewards = np.ones((2, 3))
+    >>> values = next_values = np.zeros((2, 3))
+    >>> ends = np.array([[False, True, False], [False, False, False]])
+    >>> packed_gae(rewards, values, next_values, ends, np.zeros((2, 3), bool), gamma=0.5,
+    ...            lam=1.0, axis=0)
+    array([[1.5, 1. , 1.5],
+           [1. , 1. , 1. ]])
     """
     # inf and NaN are looked for only if the result has one (see finite_output).
     rewards = as_float_array(rewards, "rewards", min_ndim=1, check_finite=False)
@@ -359,44 +374,21 @@ def packed_gae(
     terminated, truncated = check_episode_flags(terminated, truncated, rewards.shape)
     gamma = check_unit_interval(gamma, "gamma")
     lam = check_unit_interval(lam, "lam")
+    axis = _scan.time_axis(axis, rewards.shape)
 
     ends = terminated | truncated
-    if _scan.scan_method(method, rewards.shape) == "banded":  # the same numbers, faster
-        deltas = _packed_td_errors(rewards, values, next_values, terminated, gamma)
-        return _scan.banded_scan(rewards.shape, deltas, gamma * lam, stopped=ends)
-
+    if _scan.form(method, rewards.shape, axis) == "banded":  # fast path
+        return _scan.scan(
+            _scan.Terms(rewards, next_values, gamma, never=terminated, third=values),
+            gamma * lam,
+            ends,
+            axis,
+        )
     # A true terminal state has no future value; every other step bootstraps.
     deltas = rewards + gamma * np.where(terminated, 0.0, next_values) - values
     # At an episode boundary the next entry belongs to another episode: cut the λ-chain.
     discounts = np.where(ends, 0.0, gamma * lam)
-    return discounted_cumsum(deltas, discounts, method="loop")
-
-
-def _packed_td_errors(
-    rewards: np.ndarray,
-    values: np.ndarray,
-    next_values: np.ndarray,
-    terminated: np.ndarray,
-    gamma: float,
-) -> _scan.TermWriter:
-    """The ``TermWriter`` (``rlfound._scan``) of :func:`packed_gae`.
-
-    The clear form's TD errors a block at a time, with its arithmetic
-    (r_t + γ V_next,t - V(s_t), the bootstrap 0 at terminated steps), so they are the same
-    numbers bit for bit.
-    """
-    flat = [array.reshape(-1) for array in (rewards, values, next_values, terminated)]
-
-    def write_terms(start: int, end: int, deltas: np.ndarray) -> None:
-        block_rewards, block_values, block_next_values, block_terminated = (
-            array[start:end] for array in flat
-        )
-        np.multiply(block_next_values, gamma, out=deltas)
-        np.copyto(deltas, 0.0, where=block_terminated)
-        np.add(block_rewards, deltas, out=deltas)
-        np.subtract(deltas, block_values, out=deltas)
-
-    return write_terms
+    return discounted_cumsum(deltas, discounts, axis=axis, method="loop")
 
 
 _WHITEN_EPS_FORMS = ("variance", "floor", "std")

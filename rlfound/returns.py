@@ -30,7 +30,7 @@ __all__ = ["discounted_cumsum", "discounted_returns", "packed_discounted_returns
 
 @finite_output()
 def discounted_cumsum(
-    terms: ArrayLike, discounts: ArrayLike, *, method: str = "auto"
+    terms: ArrayLike, discounts: ArrayLike, *, axis: int = -1, method: str = "auto"
 ) -> np.ndarray:
     """Discounted sums from every step to the end: the backward scan.
 
@@ -45,24 +45,30 @@ def discounted_cumsum(
     Parameters
     ----------
     terms : array_like, shape (..., T)
-        The x_t; leading axes are a batch.
+        The x_t; leading axes are a batch (time on ``axis``).
     discounts : float or array_like, shape (..., T)
         The factor c_t that multiplies y_{t+1}: one number for every step, or one per step
         (no broadcasting of partial shapes). Any finite reals; the library passes γ, γλ or
         those times a 0/1 continuation mask.
+    axis : int, optional
+        The time axis, the last by default. A time-major buffer of shape (T, B), as
+        Stable-Baselines3 stores its rollouts (``buffer_size`` by ``n_envs``), is scanned
+        with ``axis=0`` as it is, without a transposed copy.
     method : {"auto", "loop", "banded"}, optional
         How to run the scan; every choice gives the same sums up to rounding. ``"loop"`` is
         the clear form below: one step of the recursion at a time, each step vectorized over
-        the leading axes. It is fast when the leading axes are wide and T is short, but a
-        single long stream costs a Python iteration per step. ``"banded"`` reads the scan
-        as the triangular system y_t - c_t y_{t+1} = x_t and hands it to the compiled BLAS
-        back substitution (``dtbsv``), which runs the same recursion; with one ``discounts``
-        number it first halves the system three times, so that the serial part runs on an
-        eighth of the steps. It never divides by a product of factors, so long streams do
-        not underflow. ``"auto"`` (the default) takes ``"loop"`` for a single step, for at
-        most 2 steps of 256 rows or more, and for at most 8 steps of 256 rows or more within
-        2^18 entries, and ``"banded"`` otherwise; ``benchmarks/scan_speed.py`` compares the
-        forms.
+        the other axes. It is fast when there are many streams and T is short, but a single
+        long stream costs a Python iteration per step. ``"banded"`` is the fast form: with
+        time on the last axis it reads the scan as the triangular system
+        y_t - c_t y_{t+1} = x_t and hands it to the compiled BLAS back substitution
+        (``dtbsv``), which runs the same recursion; with one ``discounts`` number it first
+        halves the system three times, so that the serial part runs on an eighth of the
+        steps. With time on another axis it halves the rows of steps the same way, each
+        halving one NumPy operation over all streams, until a few rows are left to the
+        loop. Neither divides by a product of factors, so long streams do not underflow.
+        ``"auto"`` (the default) takes ``"loop"`` for a single step and, with time on the
+        last axis, for at most 4 steps of 2048 streams or more, and ``"banded"`` otherwise;
+        ``benchmarks/scan_speed.py`` compares the forms.
 
     Returns
     -------
@@ -73,7 +79,8 @@ def discounted_cumsum(
     ------
     ValueError
         If ``terms`` is a scalar or non-finite, ``discounts`` is non-finite or neither a
-        scalar nor of the shape of ``terms``, or ``method`` is not one of the three names.
+        scalar nor of the shape of ``terms``, ``axis`` is not an axis of ``terms``, or
+        ``method`` is not one of the three names.
 
     References
     ----------
@@ -86,31 +93,27 @@ def discounted_cumsum(
     array([1.5, 1. , 2. ])
     >>> discounted_cumsum([1.0, 1.0, 1.0], [0.5, 0.0, 0.5])  # the sum stops after step 1
     array([1.5, 1. , 1. ])
+    >>> discounted_cumsum([[1.0, 1.0], [0.5, 2.0]], 0.5, axis=0)  # (T, B): time-major
+    array([[1.25, 2.  ],
+           [0.5 , 2.  ]])
     """
     terms = as_float_array(terms, "terms", min_ndim=1)
     discounts = as_float_array(discounts, "discounts")
     if discounts.ndim > 0:
         check_shape(discounts, "discounts", terms.shape, "the shape of terms (or no axes)")
-    if _scan.scan_method(method, terms.shape) == "banded":  # the same sums, faster
-        return _scan.banded_scan(terms.shape, _copied_terms(terms), discounts)
+    axis = _scan.time_axis(axis, terms.shape)
+    if _scan.form(method, terms.shape, axis) == "banded":  # fast path
+        return _scan.scan(_scan.Terms(terms), discounts, axis=axis)
     discounts = np.broadcast_to(discounts, terms.shape)  # a scalar: the same c every step
+    # Time on the last axis, as views: no data moves.
+    terms, discounts = np.moveaxis(terms, axis, -1), np.moveaxis(discounts, axis, -1)
 
     sums = np.zeros_like(terms)
     following = np.zeros(terms.shape[:-1])  # y_T = 0: nothing after the last step
     for t in reversed(range(terms.shape[-1])):
         following = terms[..., t] + discounts[..., t] * following
         sums[..., t] = following
-    return sums
-
-
-def _copied_terms(terms: np.ndarray) -> _scan.TermWriter:
-    """The ``TermWriter`` of :func:`discounted_cumsum`: blocks of its terms, copied."""
-    flat_terms = terms.reshape(-1)
-
-    def write_terms(start: int, end: int, block_terms: np.ndarray) -> None:
-        block_terms[...] = flat_terms[start:end]
-
-    return write_terms
+    return np.moveaxis(sums, -1, axis)
 
 
 @finite_output()
@@ -174,6 +177,7 @@ def packed_discounted_returns(
     truncated: ArrayLike,
     gamma: float,
     *,
+    axis: int = -1,
     method: str = "auto",
 ) -> np.ndarray:
     """Discounted returns of a stream that packs several episodes back to back along time.
@@ -205,6 +209,9 @@ def packed_discounted_returns(
         True where the episode was cut by a time limit after step t.
     gamma : float
         Discount factor γ in [0, 1].
+    axis : int, optional
+        The time axis, the last by default; ``axis=0`` takes a time-major (T, B) buffer as
+        Stable-Baselines3 stores it, with no transposed copy (see :func:`discounted_cumsum`).
     method : {"auto", "loop", "banded"}, optional
         How the backward scan runs, as in :func:`discounted_cumsum`: the same returns up to
         rounding, and by default the faster form for the shape.
@@ -219,9 +226,10 @@ def packed_discounted_returns(
     ValueError
         If ``rewards`` is a scalar, a mask or ``next_values`` does not have the shape of
         ``rewards`` (or a mask is not 0/1), a step is both terminated and truncated (naming
-        ``truncated``), ``gamma`` is outside [0, 1], ``method`` is not one of the three
-        names, or ``rewards`` or ``next_values`` holds an inf or NaN where it is read
-        (naming the first such argument and its first non-finite entry).
+        ``truncated``), ``gamma`` is outside [0, 1], ``axis`` is not an axis of
+        ``rewards``, ``method`` is not one of the three names, or ``rewards`` or
+        ``next_values`` holds an inf or NaN where it is read (naming the first such
+        argument and its first non-finite entry).
 
     References
     ----------
@@ -246,38 +254,17 @@ def packed_discounted_returns(
     )
     terminated, truncated = check_episode_flags(terminated, truncated, rewards.shape)
     gamma = check_unit_interval(gamma, "gamma")
+    axis = _scan.time_axis(axis, rewards.shape)
 
     cut = truncated.copy()
-    cut[..., -1:] |= ~terminated[..., -1:]  # the stream's end cuts a still-running episode
+    last = (slice(None),) * axis + (-1,)  # the last step of every stream
+    cut[last] |= ~terminated[last]  # the stream's end cuts a still-running episode
     ends = terminated | cut
-    if _scan.scan_method(method, rewards.shape) == "banded":  # the same sums, faster
-        terms = _packed_return_terms(rewards, next_values, cut, gamma)
-        return _scan.banded_scan(rewards.shape, terms, gamma, stopped=ends)
-
+    if _scan.form(method, rewards.shape, axis) == "banded":  # fast path
+        return _scan.scan(_scan.Terms(rewards, next_values, gamma, only=cut), gamma, ends, axis)
     # Only the cut steps read next_values: a value stored anywhere else cannot leak in.
     terms = rewards.copy()
     terms[cut] += gamma * next_values[cut]
     # The sum stops at the end of every episode: a factor of 0 there, γ elsewhere.
     discounts = np.where(ends, 0.0, gamma)
-    return discounted_cumsum(terms, discounts, method="loop")
-
-
-def _packed_return_terms(
-    rewards: np.ndarray, next_values: np.ndarray, cut: np.ndarray, gamma: float
-) -> _scan.TermWriter:
-    """The ``TermWriter`` (``rlfound._scan``) of :func:`packed_discounted_returns`.
-
-    The clear form's terms a block at a time, with its arithmetic (r_t plus γ V_next,t at
-    the cut steps only), so they are the same numbers bit for bit; ``next_values`` is read
-    at the cut steps alone.
-    """
-    flat_rewards, flat_next_values = rewards.reshape(-1), next_values.reshape(-1)
-    cut_steps = np.flatnonzero(cut)
-
-    def write_terms(start: int, end: int, terms: np.ndarray) -> None:
-        terms[...] = flat_rewards[start:end]
-        first, last = np.searchsorted(cut_steps, (start, end))
-        steps = cut_steps[first:last]
-        terms[steps - start] += gamma * flat_next_values[steps]
-
-    return write_terms
+    return discounted_cumsum(terms, discounts, axis=axis, method="loop")

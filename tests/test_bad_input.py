@@ -379,6 +379,22 @@ CASES = [
         )
     ],
     case(
+        returns.discounted_cumsum,
+        "axis",
+        "axis must be an integer in [-1, 1) for arrays of shape (3,); got 1",
+        axis=1,
+    ),
+    *[
+        case(
+            f,
+            "axis",
+            f"axis must be an integer in [-2, 2) for arrays of shape (2, 4); got {axis!r}",
+            axis=axis,
+        )
+        for f in (returns.packed_discounted_returns, advantages.packed_gae)
+        for axis in (-3, 0.5, True)
+    ],
+    case(
         returns.discounted_returns,
         "rewards",
         "rewards must be finite; got inf at index (0,)",

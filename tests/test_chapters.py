@@ -28,6 +28,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 import rlfound
+from rlfound._listing import FAST_PATH
 from tests._book import ROOT, library_listings, notebook_documents
 from tests._solutions import load_module
 
@@ -147,9 +148,14 @@ def test_a_listing_is_the_library_code_with_a_short_docstring(object_path: str):
     # Signature, decorators and every statement after the docstring are those of the source.
     assert ast.dump(function.args) == ast.dump(source.args)
     assert ast.dump(function.returns) == ast.dump(source.returns)
-    assert [ast.dump(node) for node in function.body[1:]] == [
-        ast.dump(node) for node in source.body[1:]
+    # (but the statement marked as the fast path, which the listing leaves out).
+    source_lines = Path(importlib.import_module(module_name).__file__).read_text().splitlines()
+    shown_body = [
+        node
+        for node in source.body[1:]
+        if not source_lines[node.lineno - 1].rstrip().endswith(FAST_PATH)
     ]
+    assert [ast.dump(node) for node in function.body[1:]] == [ast.dump(node) for node in shown_body]
     docstring = ast.get_docstring(function)
     assert docstring.splitlines()[0].split()[:3] == ast.get_docstring(source).split()[:3]
     for section in ("Parameters", "Returns", "Raises", "References", "Examples", "Book:"):
@@ -172,19 +178,44 @@ def test_a_listing_keeps_the_summary_and_its_equation():
     assert "\n    y_t = x_t + c_t y_{t+1},    y_T = 0,\n" in docstring
     assert docstring.endswith("so that y_t = Σ_{k>=t} (Π_{t<=j<k} c_j) x_k.")
     assert "for t in reversed(range(terms.shape[-1])):" in shown.code
-    assert shown.code.rstrip().endswith("return sums")
+    assert shown.code.rstrip().endswith("return np.moveaxis(sums, -1, axis)")
+
+
+def listing_of(tmp_path, monkeypatch, module, source, name):
+    """The listing of ``name`` in a module ``module`` of ``source``, written to ``tmp_path``."""
+    (tmp_path / f"{module}.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return listing.read_listing(f"{module}.{name}")
+
+
+def test_a_listing_leaves_out_the_statement_marked_as_the_fast_path(tmp_path, monkeypatch):
+    source = (
+        'def total(x, method="auto"):\n'
+        '    """The total of x."""\n'
+        '    if method == "fast":  # fast path\n'
+        "        return sum(x)\n"
+        "    result = 0\n"
+        "    for value in x:  # the clear form\n"
+        "        result += value\n"
+        "    return result\n"
+    )
+    shown = listing_of(tmp_path, monkeypatch, "fast_module", source, "total")
+    assert shown.code == (
+        'def total(x, method="auto"):\n    """The total of x."""\n    result = 0\n'
+        "    for value in x:  # the clear form\n        result += value\n    return result\n"
+    )
+    library = listing.read_listing("rlfound.advantages.packed_gae").code
+    assert "_scan.scan" not in library and "# fast path" not in library
+    assert 'return discounted_cumsum(deltas, discounts, axis=axis, method="loop")' in library
 
 
 def test_a_listing_leaves_out_the_overflow_guard_but_keeps_other_decorators(tmp_path, monkeypatch):
-    module = tmp_path / "listed_module.py"
-    module.write_text(
+    source = (
         "from functools import cache\n"
         "from rlfound._validation import finite_output\n\n\n"
-        '@finite_output()\n@cache\ndef twice(x):\n    """Twice x."""\n    return 2 * x\n',
-        encoding="utf-8",
+        '@finite_output()\n@cache\ndef twice(x):\n    """Twice x."""\n    return 2 * x\n'
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    shown = listing.read_listing("listed_module.twice")
+    shown = listing_of(tmp_path, monkeypatch, "listed_module", source, "twice")
     assert shown.code == '@cache\ndef twice(x):\n    """Twice x."""\n    return 2 * x\n'
     assert shown.first_line == 6
     library = listing.read_listing("rlfound.returns.discounted_returns")
@@ -434,7 +465,7 @@ def test_the_listing_directive_renders_the_code_and_the_link(tmp_path: Path):
     soup = BeautifulSoup((tmp_path / "html" / "index.html").read_text("utf-8"), "html.parser")
     block = soup.select_one("div.library-listing")
     code = block.get_text()
-    assert "terms: ArrayLike, discounts: ArrayLike, *, method: str" in code
+    assert "terms: ArrayLike, discounts: ArrayLike, *, axis: int = -1, method: str" in code
     assert "y_t = x_t + c_t y_{t+1},    y_T = 0," in code
     assert "Parameters" not in code and ">>>" not in code
     assert "def discounted_cumsum" in block.select_one(".hll").get_text()

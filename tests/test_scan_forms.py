@@ -25,6 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rlfound import _scan
+from rlfound._scan import _lanes, _stream
 from rlfound.advantages import packed_gae
 from rlfound.returns import discounted_cumsum, packed_discounted_returns
 from tests.oracles import (
@@ -48,26 +49,61 @@ end_probabilities = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 0.5))
 unit_edges = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0))
 # Steps per block of the banded solve (one step, a few, and the library's own length), and
 # times a block is halved before its serial solve (never, up to the library's own, and more).
+# A time-major array of fewer than `narrow` streams is solved stream by stream: 1 never,
+# the library's own threshold for the few streams these arrays have.
 block_lengths = st.tuples(
-    st.sampled_from([1, 2, 3, 7, 64, _scan.BLOCK]), st.sampled_from([0, 1, _scan.LEVELS, 5])
+    st.sampled_from([1, 2, 3, 7, 8, 64, _scan.BLOCK]),
+    st.sampled_from([0, 1, _stream.LEVELS, 5]),
+    st.sampled_from([1, _lanes.NARROW]),
 )
 
 
 @contextlib.contextmanager
-def blocks_of(block, levels=_scan.LEVELS, sparse=1):
+def blocks_of(block, levels=_stream.LEVELS, sparse=1, narrow=_lanes.NARROW):
     """Run the banded solve with blocks of ``block`` steps, each halved ``levels`` times.
 
-    ``block`` may also be a pair (steps, levels). ``sparse=1`` halves a block however many
-    of its factors are 0, so that small arrays with dense stops take the halved path too.
+    ``block`` may also be a tuple (steps, levels, narrow). ``sparse=1`` halves a block
+    however many of its factors are 0, so that small arrays with dense stops take the
+    halved path too, however short. A time-major block of at least ``narrow`` streams is
+    halved down to two rows (one, if ``block`` is 1 step); one of fewer is solved stream by
+    stream.
     """
     if isinstance(block, tuple):
-        block, levels = block
-    saved = _scan.BLOCK, _scan.LEVELS, _scan.SPARSE
-    _scan.BLOCK, _scan.LEVELS, _scan.SPARSE = block, levels, sparse
+        block, levels, narrow = block
+    names = [
+        (_scan, "BLOCK", block),
+        (_stream, "LEVELS", levels),
+        (_stream, "SPARSE", sparse),
+        (_stream, "HALVING_MIN", 1),
+        (_lanes, "ROWS", 2 if block > 1 else 1),
+        (_lanes, "NARROW", narrow),
+    ]
+    saved = [(module, name, getattr(module, name)) for module, name, _ in names]
+    for module, name, value in names:
+        setattr(module, name, value)
     try:
         yield
     finally:
-        _scan.BLOCK, _scan.LEVELS, _scan.SPARSE = saved
+        for module, name, value in saved:
+            setattr(module, name, value)
+
+
+# Where time is: 0 the first axis (a time-major buffer, as Stable-Baselines3 stores one), the
+# last axis, or between (clamped to the last axis of arrays with fewer axes).
+time_positions = st.sampled_from([-1, 0, 1])
+
+
+def in_layout(position, *arrays):
+    """The time-last ``arrays`` with time moved to ``position``, copied C-contiguous."""
+    axis = min(position % arrays[0].ndim, arrays[0].ndim - 1) if position != -1 else -1
+    moved = [np.ascontiguousarray(np.moveaxis(array, -1, axis)) for array in arrays]
+    return axis, moved
+
+
+def time_last(terms, discounts, axis):
+    """``terms`` and ``discounts`` (a number or an array) with time moved to the last axis."""
+    discounts = np.broadcast_to(discounts, np.shape(terms))
+    return np.moveaxis(terms, axis, -1), np.moveaxis(discounts, axis, -1)
 
 
 def scan_of_absolute_values(terms, discounts):
@@ -115,22 +151,39 @@ def packed_streams(draw):
 # --- the scan itself ----------------------------------------------------------------------------
 
 
-@given(pair=scan_inputs(), block=block_lengths)
-def test_the_banded_solve_equals_the_loop_up_to_rounding(pair, block):
+@given(pair=scan_inputs(), block=block_lengths, position=time_positions)
+def test_the_banded_solve_equals_the_loop_up_to_rounding(pair, block, position):
     terms, discounts = pair
     clear = discounted_cumsum(terms, discounts, method="loop")
+    axis, (moved_terms, moved_discounts) = in_layout(position, terms, discounts)
     with blocks_of(block):
-        fast = discounted_cumsum(terms, discounts, method="banded")
-    assert_equal_up_to_rounding(fast, clear, terms, discounts)
+        fast = discounted_cumsum(moved_terms, moved_discounts, axis=axis, method="banded")
+    assert_equal_up_to_rounding(np.moveaxis(fast, axis, -1), clear, terms, discounts)
 
 
-@given(pair=scan_inputs(), discount=unit_edges | st.floats(-1.0, 0.0), block=block_lengths)
-def test_the_banded_solve_with_one_discount_equals_the_loop(pair, discount, block):
+@given(
+    pair=scan_inputs(),
+    discount=unit_edges | st.floats(-1.0, 0.0),
+    block=block_lengths,
+    position=time_positions,
+)
+def test_the_banded_solve_with_one_discount_equals_the_loop(pair, discount, block, position):
     terms, _ = pair
     clear = discounted_cumsum(terms, discount, method="loop")
+    axis, (moved_terms,) = in_layout(position, terms)
     with blocks_of(block):
-        fast = discounted_cumsum(terms, discount, method="banded")
-    assert_equal_up_to_rounding(fast, clear, terms, discount)
+        fast = discounted_cumsum(moved_terms, discount, axis=axis, method="banded")
+    assert_equal_up_to_rounding(np.moveaxis(fast, axis, -1), clear, terms, discount)
+
+
+@given(pair=scan_inputs(), position=time_positions)
+def test_the_loop_along_any_axis_is_the_loop_along_the_last(pair, position):
+    terms, discounts = pair
+    axis, (moved_terms, moved_discounts) = in_layout(position, terms, discounts)
+    moved = discounted_cumsum(moved_terms, moved_discounts, axis=axis, method="loop")
+    np.testing.assert_array_equal(
+        np.moveaxis(moved, axis, -1), discounted_cumsum(terms, discounts, method="loop")
+    )
 
 
 @given(pair=scan_inputs(), block=block_lengths)
@@ -205,42 +258,47 @@ def test_the_banded_solve_does_not_write_to_its_inputs(shape):
 
 
 @pytest.mark.parametrize(
-    ("shape", "form"),
+    ("shape", "axis", "form"),
     [
-        ((5000, 1), "loop"),
-        ((1, 1), "loop"),
-        ((256, 8), "loop"),
-        ((32768, 8), "loop"),
-        ((300_000, 2), "loop"),
-        ((256, 2), "loop"),
-        ((255, 2), "banded"),
-        ((255, 8), "banded"),
-        ((256, 9), "banded"),
-        ((32769, 8), "banded"),
-        ((1024, 64), "banded"),
-        ((65536, 5), "banded"),
-        ((1, 2), "banded"),
-        ((1, 10_000), "banded"),
+        ((5000, 1), -1, "loop"),
+        ((1, 1), -1, "loop"),
+        ((2048, 4), -1, "loop"),
+        ((300_000, 2), -1, "loop"),
+        ((2047, 4), -1, "banded"),
+        ((2048, 5), -1, "banded"),
+        ((32768, 8), -1, "banded"),
+        ((256, 2), -1, "banded"),
+        ((1024, 64), -1, "banded"),
+        ((1, 2), -1, "banded"),
+        ((1, 10_000), -1, "banded"),
+        ((1, 5000), 0, "loop"),
+        ((2, 5000), 0, "banded"),
+        ((4, 2048), 0, "banded"),
+        ((3, 4, 2048), 1, "banded"),
+        ((3, 1, 2048), 1, "loop"),
     ],
 )
-def test_auto_chooses_the_form_by_shape(shape, form, monkeypatch):
-    # As documented: the loop for a single step, at most 2 steps of 256 rows or more, and at
-    # most 8 steps of 256 rows or more within 2^18 entries; the banded solve otherwise.
+def test_auto_chooses_the_form_by_shape(shape, axis, form, monkeypatch):
+    # As documented: the loop for a single step and, with time last, for at most 4 steps of
+    # 2048 streams or more; the fast form otherwise.
     # The choice is observed through a spy, not inferred from the sums.
-    banded = _scan.banded_scan
+    banded = _scan.scan
     calls = []
 
-    def spy(shape, *arguments, **keywords):
-        calls.append(shape)
-        return banded(shape, *arguments, **keywords)
+    def spy(terms, *arguments, **keywords):
+        calls.append(terms.first.shape)
+        return banded(terms, *arguments, **keywords)
 
-    monkeypatch.setattr(_scan, "banded_scan", spy)
+    monkeypatch.setattr(_scan, "scan", spy)
     rng = np.random.default_rng(4)
     terms, discounts = rng.normal(size=shape), rng.uniform(0.0, 1.0, size=shape)
-    sums = discounted_cumsum(terms, discounts)
+    sums = discounted_cumsum(terms, discounts, axis=axis)
     assert calls == ([shape] if form == "banded" else [])
+    clear = discounted_cumsum(terms, discounts, axis=axis, method="loop")
     assert_equal_up_to_rounding(
-        sums, discounted_cumsum(terms, discounts, method="loop"), terms, discounts
+        np.moveaxis(sums, axis, -1),
+        np.moveaxis(clear, axis, -1),
+        *time_last(terms, discounts, axis),
     )
 
 
@@ -261,22 +319,36 @@ def return_scan_inputs(rewards, next_values, terminated, truncated, gamma):
     return rewards + gamma * bootstrap, gamma * ~(terminated | cut)
 
 
-@given(stream=packed_streams(), gamma=unit_edges, lam=unit_edges, block=block_lengths)
-def test_packed_gae_fast_form_equals_the_clear_form(stream, gamma, lam, block):
+@given(
+    stream=packed_streams(),
+    gamma=unit_edges,
+    lam=unit_edges,
+    block=block_lengths,
+    position=time_positions,
+)
+def test_packed_gae_fast_form_equals_the_clear_form(stream, gamma, lam, block, position):
     clear = packed_gae(*stream, gamma, lam, method="loop")
+    axis, moved = in_layout(position, *stream)
     with blocks_of(block):
-        fast = packed_gae(*stream, gamma, lam, method="banded")
-    assert_equal_up_to_rounding(fast, clear, *gae_scan_inputs(*stream, gamma, lam))
+        fast = packed_gae(*moved, gamma, lam, axis=axis, method="banded")
+        clear_moved = packed_gae(*moved, gamma, lam, axis=axis, method="loop")
+    bound_inputs = gae_scan_inputs(*stream, gamma, lam)
+    assert_equal_up_to_rounding(np.moveaxis(fast, axis, -1), clear, *bound_inputs)
+    np.testing.assert_array_equal(np.moveaxis(clear_moved, axis, -1), clear)
 
 
-@given(stream=packed_streams(), gamma=unit_edges, block=block_lengths)
-def test_packed_returns_fast_form_equals_the_clear_form(stream, gamma, block):
+@given(stream=packed_streams(), gamma=unit_edges, block=block_lengths, position=time_positions)
+def test_packed_returns_fast_form_equals_the_clear_form(stream, gamma, block, position):
     rewards, _, next_values, terminated, truncated = stream
     arguments = (rewards, next_values, terminated, truncated, gamma)
     clear = packed_discounted_returns(*arguments, method="loop")
+    axis, moved = in_layout(position, rewards, next_values, terminated, truncated)
     with blocks_of(block):
-        fast = packed_discounted_returns(*arguments, method="banded")
-    assert_equal_up_to_rounding(fast, clear, *return_scan_inputs(*arguments))
+        fast = packed_discounted_returns(*moved, gamma, axis=axis, method="banded")
+        clear_moved = packed_discounted_returns(*moved, gamma, axis=axis, method="loop")
+    bound_inputs = return_scan_inputs(*arguments)
+    assert_equal_up_to_rounding(np.moveaxis(fast, axis, -1), clear, *bound_inputs)
+    np.testing.assert_array_equal(np.moveaxis(clear_moved, axis, -1), clear)
 
 
 @given(batch=packed_batches(), gamma=unit_edges, lam=unit_edges, block=block_lengths)
@@ -313,19 +385,22 @@ def test_packed_fast_forms_on_long_streams_equal_the_per_episode_sums(shape):
     np.testing.assert_allclose(sums, packed_returns_loop(*arguments), rtol=1e-12, atol=1e-12)
 
 
-@given(stream=packed_streams(), gamma=unit_edges, block=block_lengths)
-def test_the_fast_forms_build_the_clear_forms_terms_bit_for_bit(stream, gamma, block):
+@given(stream=packed_streams(), gamma=unit_edges, block=block_lengths, position=time_positions)
+def test_the_fast_forms_build_the_clear_forms_terms_bit_for_bit(stream, gamma, block, position):
     # With every factor 0 the scan adds nothing (x_t + 0 · y_{t+1} = x_t exactly), so the
     # sums are the terms each form builds: the TD errors of GAE with λ = 0, and the rewards
     # plus bootstraps of returns when every step is truncated.
     rewards, _, next_values, terminated, _ = stream
+    axis, moved = in_layout(position, *stream)
     with blocks_of(block):
-        fast = packed_gae(*stream, gamma, 0.0, method="banded")
+        fast = packed_gae(*moved, gamma, 0.0, axis=axis, method="banded")
         everywhere = np.ones_like(terminated)
         fast_returns = packed_discounted_returns(
             rewards, next_values, ~everywhere, everywhere, gamma, method="banded"
         )
-    np.testing.assert_array_equal(fast, packed_gae(*stream, gamma, 0.0, method="loop"))
+    np.testing.assert_array_equal(
+        np.moveaxis(fast, axis, -1), packed_gae(*stream, gamma, 0.0, method="loop")
+    )
     clear_returns = packed_discounted_returns(
         rewards, next_values, ~everywhere, everywhere, gamma, method="loop"
     )

@@ -40,6 +40,21 @@ def _leaves(result: Any):
             yield from _leaves(getattr(result, field.name))
 
 
+def _all_finite(array: np.ndarray) -> bool:
+    """Whether every entry of ``array`` is finite, in one reading pass for a large array.
+
+    An inf or NaN makes the sum inf or NaN; only a sum that is not finite (which finite
+    entries can also give, by overflow) needs the entry by entry check, which writes a mask
+    as large as the array. A small array takes that check at once: cheaper than the sum's
+    floating-point state.
+    """
+    if array.size >= 1 << 14:
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(np.sum(array)):
+                return True
+    return bool(np.isfinite(array).all())
+
+
 def check_finite_result(result: _T, quantity: str, *, log_of_zero: bool = False) -> _T:
     """Return ``result`` after checking that every float in it is finite.
 
@@ -54,7 +69,7 @@ def check_finite_result(result: _T, quantity: str, *, log_of_zero: bool = False)
     for leaf in _leaves(result):
         if log_of_zero:
             leaf = np.where(leaf == -np.inf, 0.0, leaf)
-        if not np.isfinite(leaf).all():
+        if not _all_finite(leaf):
             raise ValueError(
                 f"overflow in {quantity}: the inputs are finite but the result is not "
                 "(it exceeds the float64 range, about 1.8e308); rescale the inputs"

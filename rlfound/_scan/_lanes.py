@@ -1,0 +1,151 @@
+"""Time on a leading axis: the streams of one step are a contiguous row, solved together.
+
+A time-major buffer (T, B), as Stable-Baselines3 stores its rollouts, holds B streams side
+by side: step t of every stream is row t. The loop over rows is the clear form's; its cost
+is a few microseconds of Python per row. So a block of rows is first halved, as the banded
+solve halves a stream (see ``_stream``): at every even row i, the recursion taken twice,
+
+    y_i = (x_i + c_i x_{i+1}) + c_i c_{i+1} y_{i+2},
+
+is again a scan, over the even rows, with one NumPy operation over all of them at once.
+Halved until a few rows are left, the loop runs over those, and each level's odd rows follow
+from the even ones after them, y_{i+1} = x_{i+1} + c_{i+1} y_{i+2}, again all at once. The
+factors are kept as an array (0 where a sum stops), so a stop needs no bookkeeping; their
+products are formed only when every |c_t| <= 1 and no product of 2^levels of them leaves
+the normal floats, so they neither overflow nor underflow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlfound._scan import _stream
+from rlfound._scan._stream import TINY, Problem
+
+ROWS = 4  # rows left to the loop once a block is halved
+# Fewer streams side by side than this make rows too short for NumPy to work on at full
+# speed: such a block is copied stream by stream and solved as streams are (``_stream``).
+NARROW = 64
+
+
+def solve(problem: Problem, start: int, lanes: int, slab: int, block: int) -> None:
+    """Fill ``sums[start:start + slab]``, a time-major (T, lanes) array, by blocks of rows."""
+    if lanes < NARROW:
+        _solve_narrow(problem, start, lanes, slab, block)
+        return
+    sums, write, factors, stopped = problem
+    horizon = slab // lanes
+    rows = max(1, block // lanes)
+    buffer = np.empty(min(rows, horizon) * lanes)
+    scratch = np.empty((min(rows, horizon) + 1) // 2 * lanes)
+    constant = isinstance(factors, float)
+    for first, last, low, high in _blocks(start, lanes, horizon, rows):
+        write(low, high, sums[low:high])
+        x = sums[low:high].reshape(last - first, lanes)
+        f = buffer[: high - low].reshape(x.shape)
+        if constant:
+            f.fill(factors)
+            if stopped is not None:
+                np.copyto(f, 0.0, where=stopped[low:high].reshape(x.shape))
+        else:
+            np.copyto(f, factors[low:high].reshape(x.shape))
+        if constant and factors == 0.0:
+            continue  # every sum is its own term
+        if last < horizon:  # the sums after the block, added as the loop adds them
+            products = scratch[:lanes]
+            np.multiply(f[-1], sums[high : high + lanes], out=products)
+            np.add(x[-1], products, out=x[-1])
+        f[-1] = 0.0
+        _reduce(x, f, scratch, _safe_levels(f, factors if constant else None, x.shape[0]))
+
+
+def _blocks(start: int, lanes: int, horizon: int, rows: int):
+    """(first row, end row, first entry, end entry) of each block of ``rows`` rows, last first."""
+    for first in range((horizon - 1) // rows * rows, -1, -rows):
+        last = min(first + rows, horizon)
+        yield first, last, start + first * lanes, start + last * lanes
+
+
+def _safe_levels(f: np.ndarray, factor: float | None, rows: int) -> int:
+    """How many times the rows can be halved with every product of factors a normal float."""
+    if factor is not None:
+        largest = smallest = abs(factor)
+    else:
+        magnitudes = np.abs(f)
+        largest = float(magnitudes.max())
+        smallest = float(np.min(magnitudes, where=magnitudes > 0.0, initial=1.0))
+    levels = 0
+    if largest <= 1.0 and smallest > 0.0:
+        while rows >> levels > ROWS and smallest**2 ** (levels + 1) >= TINY:
+            levels += 1
+    return levels
+
+
+def _reduce(x: np.ndarray, f: np.ndarray, scratch: np.ndarray, levels: int) -> None:
+    """Solve the rows of ``x`` in place, row t with factor ``f[t]`` (0 at the last row)."""
+    halved = []
+    for _ in range(levels):
+        even, odd = x[0::2], x[1::2]
+        pairs = odd.shape[0]
+        products = scratch[: pairs * x.shape[1]].reshape(odd.shape)
+        np.multiply(f[0::2][:pairs], odd, out=products)
+        np.add(even[:pairs], products, out=even[:pairs])  # x_i + c_i x_{i+1}
+        np.multiply(f[0::2][:pairs], f[1::2], out=f[0::2][:pairs])  # c_i c_{i+1}
+        halved.append((x, f))
+        x, f = even, f[0::2]
+    products = scratch[: x.shape[1]]
+    for row in range(x.shape[0] - 2, -1, -1):  # the rows left, one after the other
+        np.multiply(f[row], x[row + 1], out=products)
+        np.add(x[row], products, out=x[row])  # x_t + c_t y_{t+1}
+    for x, f in reversed(halved):
+        even, odd = x[0::2], x[1::2]
+        count = (x.shape[0] - 1) // 2  # the odd rows with an even row after them
+        products = scratch[: count * x.shape[1]].reshape(count, x.shape[1])
+        np.multiply(f[1::2][:count], even[1 : count + 1], out=products)
+        np.add(odd[:count], products, out=odd[:count])  # y_{i+1} = x_{i+1} + c y_{i+2}
+
+
+def _solve_narrow(problem: Problem, start: int, lanes: int, slab: int, block: int) -> None:
+    """:func:`solve` for a few streams: each block turned stream by stream, solved, turned back.
+
+    A block's rows hold a multiple of 2^LEVELS steps where they can, so that its streams'
+    ends stay in place through the halving (see :func:`rlfound._scan._stream.solve`).
+    """
+    sums, write, factors, stopped = problem
+    horizon = slab // lanes
+    aligned = 2**_stream.LEVELS
+    rows = max(1, block // lanes)
+    rows = rows - rows % aligned if rows >= aligned else rows
+    streams = np.empty(min(rows, horizon) * lanes)
+    band = np.empty((streams.size + 1, 2))
+    filled = [None, 0]  # what the band holds (see rlfound._scan._stream._solve_constant)
+    constant = isinstance(factors, float)
+    for first, last, low, high in _blocks(start, lanes, horizon, rows):
+        write(low, high, sums[low:high])
+        by_step = sums[low:high].reshape(last - first, lanes)
+        flat = streams[: high - low]
+        by_stream = flat.reshape(lanes, last - first)
+        np.copyto(by_stream, by_step.T)
+        steps = last - first
+        if constant:
+            if last < horizon and factors != 0.0:  # each stream adds c times its next sum
+                carry = factors * sums[high : high + lanes]
+                if stopped is not None:
+                    carry[stopped[high - lanes : high]] = 0.0
+                by_stream[:, -1] += carry
+            zeros = np.empty(0, dtype=int)
+            if stopped is not None:  # found in the block as it is, then renumbered by stream
+                step, stream = np.divmod(np.flatnonzero(stopped[low:high]), lanes)
+                zeros = np.sort(stream * steps + step)
+            in_place = steps % aligned == 0
+            if not in_place:  # each stream's last step is listed with the zeros
+                zeros = np.union1d(zeros, np.arange(steps - 1, flat.size, steps))
+            row_end = steps - 1 if in_place else None
+            _stream._solve_constant(flat, None, factors, zeros, row_end, steps, band, filled)
+        else:
+            by_stream_factors = factors[low:high].reshape(steps, lanes).T
+            if last < horizon:
+                by_stream[:, -1] += by_stream_factors[:, -1] * sums[high : high + lanes]
+            flat_factors = np.ascontiguousarray(by_stream_factors).reshape(-1)
+            _stream._solve_general(flat, None, flat_factors, 0, steps, band)
+        np.copyto(by_step, by_stream.T)
