@@ -251,7 +251,7 @@ def phases(stream, axis, repeats):
     """Where rlfound's GAE passes go: phase -> CPU seconds, from the library's own parts."""
     from rlfound import _scan
     from rlfound._scan import _lanes, _stream
-    from rlfound._validation import limits
+    from rlfound._validation import guard as limits
 
     spent = collections.Counter()
     parts = [
@@ -259,8 +259,8 @@ def phases(stream, axis, repeats):
         (_stream, "_dtbsv", "serial solve (BLAS dtbsv)"),
         (_lanes, "_reduce", "row halvings and loop"),
         (limits, "check_finite_result", "result's check"),
-        (_stream, "solve", "solve"),
-        (_lanes, "solve", "solve"),
+        (_stream, "solve_stream", "solve"),
+        (_lanes, "solve_lanes", "solve"),
     ]
     saved = [(module, name, getattr(module, name)) for module, name, _ in parts]
     saved.append((_scan, "_term_writer", _scan._term_writer))

@@ -119,11 +119,11 @@ def scan(
     flat_stopped = None if stopped is None else stopped.reshape(-1)
     problem = _stream.Problem(flat_sums, write, flat_factors, flat_stopped)
     if lanes == 1:
-        _stream.solve(problem, horizon, BLOCK)
+        _stream.solve_stream(problem, horizon, BLOCK)
     else:
         slab = horizon * lanes
         for start in range(0, flat_sums.size, slab):
-            _lanes.solve(problem, start, lanes, slab, BLOCK)
+            _lanes.solve_lanes(problem, start, lanes, slab, BLOCK)
     return sums
 
 

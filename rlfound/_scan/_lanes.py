@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlfound._scan import _stream
+import rlfound._scan._stream as _stream
 from rlfound._scan._stream import TINY, Problem
 
 ROWS = 4  # rows left to the loop once a block is halved
@@ -28,7 +28,7 @@ ROWS = 4  # rows left to the loop once a block is halved
 NARROW = 64
 
 
-def solve(problem: Problem, start: int, lanes: int, slab: int, block: int) -> None:
+def solve_lanes(problem: Problem, start: int, lanes: int, slab: int, block: int) -> None:
     """Fill ``sums[start:start + slab]``, a time-major (T, lanes) array, by blocks of rows."""
     if lanes < NARROW:
         _solve_narrow(problem, start, lanes, slab, block)
@@ -106,10 +106,11 @@ def _reduce(x: np.ndarray, f: np.ndarray, scratch: np.ndarray, levels: int) -> N
 
 
 def _solve_narrow(problem: Problem, start: int, lanes: int, slab: int, block: int) -> None:
-    """:func:`solve` for a few streams: each block turned stream by stream, solved, turned back.
+    """:func:`solve_lanes` for a few streams: each block turned stream by stream, solved, and
+    turned back.
 
     A block's rows hold a multiple of 2^LEVELS steps where they can, so that its streams'
-    ends stay in place through the halving (see :func:`rlfound._scan._stream.solve`).
+    ends stay in place through the halving (see :func:`rlfound._scan._stream.solve_stream`).
     """
     sums, write, factors, stopped = problem
     horizon = slab // lanes

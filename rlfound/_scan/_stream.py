@@ -55,7 +55,7 @@ class Problem(NamedTuple):
     stopped: np.ndarray | None
 
 
-def solve(problem: Problem, horizon: int, block: int) -> None:
+def solve_stream(problem: Problem, horizon: int, block: int) -> None:
     """Fill the flat sums of rows of ``horizon`` steps, a block of steps at a time.
 
     Blocks start at multiples of ``block``; the sum after a block enters it as the loop
@@ -130,7 +130,7 @@ def _solve_constant(
     """Solve one block in place, with the factor c at every step but ``zeros``, where it is 0.
 
     ``row_end`` is the block's first step that ends a row when the rows' ends are kept in
-    place (see :func:`solve`), or None when ``zeros`` lists them. ``filled`` is [c, n]
+    place (see :func:`solve_stream`), or None when ``zeros`` lists them. ``filled`` is [c, n]
     when ``band`` holds -c in its first n rows from the block before, [None, 0] at first.
 
     BLAS back substitution costs a few nanoseconds a step, one step after the other, while
