@@ -3,6 +3,7 @@ notebooks, per-student folders, zips extracted safely, Canvas downloads, Gradesc
 
 from __future__ import annotations
 
+import csv
 import datetime
 import gc
 import io
@@ -680,3 +681,45 @@ def test_rlfound_grade_refuses_a_missing_or_empty_path_with_status_2(capsys, tmp
         assert status == 2
         assert f"error: submissions path {path} {reason}" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_rlfound_grade_grades_folders_zips_and_canvas_files(capsys, tmp_path):
+    """The single-exercise `rlfound grade`: each student's file is found in their hand-in."""
+    folder = tmp_path / "class"
+    (folder / "ana" / "hw1").mkdir(parents=True)
+    (folder / "ana" / "hw1" / "gae_recursion.py").write_text(GAE)
+    (folder / "ana" / "hw1" / "group_advantages.py").write_text(GROUP)
+    write_zip(folder / "ben.zip", {"ben/gae_recursion.py": answer("gae-recursion", "starter")})
+    (folder / "smithjane_late_42_7_gae_recursion.py").write_text(GAE)
+    (folder / "cai").mkdir()
+    (folder / "cai" / "group_advantages.py").write_text(GROUP)
+    zip_bomb(folder / "ned.zip", 8 * 1024**2)
+    out = tmp_path / "out"
+    argv = ["grade", "gae-recursion", str(folder), "--out", str(out), "--seed", "3"]
+    status, _, err = run_cli(capsys, *argv, "--mode", "default", "--no-progress")
+    assert status == 0, err
+    with (out / "grades.csv").open(newline="") as sheet:
+        rows = {row["submission"]: row for row in csv.DictReader(sheet)}
+    assert {name: row["score"] for name, row in rows.items()} == {
+        "ana": "11",
+        "ben": "0",
+        "cai": "0",
+        "ned": "0",
+        "smithjane": "11",
+    }
+    assert rows["ana"]["file"] == f"{folder}/ana/hw1/gae_recursion.py"
+    assert rows["ben"]["file"] == f"{folder}/ben.zip/ben/gae_recursion.py"
+    assert rows["cai"]["note"] == (
+        "submission has no file for gae-recursion: none has its '# rlfound exercise: "
+        "gae-recursion' header or is named gae_recursion.py or gae_recursion.ipynb"
+    )
+    assert rows["ned"]["note"].startswith(f"submission {folder / 'ned.zip'} was not extracted: ")
+    assert sorted(p.name for p in out.iterdir()) == [
+        "ana",
+        "ben",
+        "cai",
+        "grades.csv",
+        "ned",
+        "skipped.csv",
+        "smithjane",
+    ]
