@@ -360,7 +360,16 @@ def test_the_caps_on_members_and_files(tmp_path, monkeypatch):
     write_zip(folder / "many.zip", {f"{n}.py": "x = 1\n" for n in range(4)})
     write_zip(folder / "files.zip", {f"{n}.py": "x = 1\n" for n in range(3)})
     write_zip(folder / "ok.zip", {"notes.md": "", "a.py": "", "b.py": ""})
+    # An end record that claims one member, before a listing of eight long names: refused
+    # from the listing's size, before zipfile reads it.
+    liar = folder / "liar.zip"
+    write_zip(liar, {f"{n}{'x' * 200}.py": "" for n in range(8)})
+    data = bytearray(liar.read_bytes())
+    end = data.rindex(b"PK\x05\x06")
+    data[end + 8 : end + 12] = (1).to_bytes(2, "little") * 2
+    liar.write_bytes(bytes(data))
     found = {h.student: h for h in collect(folder)}
+    assert found["liar"].problem.endswith("the archive's listing is larger than 3 entries can be")
     assert found["many"].problem.endswith("the archive holds more than 3 entries")
     assert found["files"].problem.endswith("the archive holds more than 2 files")
     assert found["ok"].problem is None and len(found["ok"].files) == 2

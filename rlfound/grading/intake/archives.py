@@ -175,10 +175,43 @@ def _open(path: Path, limits: Limits) -> tuple[zipfile.ZipFile, object]:
         os.close(descriptor)
         raise
     try:
+        _check_directory(handle, info.st_size, limits)
         return zipfile.ZipFile(handle), handle
     except BaseException:
         handle.close()
         raise
+
+
+#: Bytes of the central directory allowed per member: its fixed 46 bytes, a long name and
+#: extra fields. zipfile builds an object for every entry of the directory before any cap can
+#: be checked, so the directory's size is checked first, from the end record.
+_DIRECTORY_BYTES_PER_MEMBER = 512
+
+
+def _check_directory(handle, size: int, limits: Limits) -> None:
+    """Refuse an archive whose end record announces more members, or a larger central
+    directory, than ``limits`` allow (a zip64 end record is followed to its zip64 record)."""
+    tail_size = min(size, 22 + 0xFFFF)  # the end record and the longest comment
+    handle.seek(size - tail_size)
+    tail = handle.read(tail_size)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) < at + 22:
+        return  # not a zip: zipfile says so
+    members = int.from_bytes(tail[at + 10 : at + 12], "little")
+    directory = int.from_bytes(tail[at + 12 : at + 16], "little")
+    if at >= 20 and tail[at - 20 : at - 16] == b"PK\x06\x07":  # the zip64 locator
+        handle.seek(int.from_bytes(tail[at - 12 : at - 4], "little"))
+        record = handle.read(56)
+        if len(record) == 56 and record[:4] == b"PK\x06\x06":
+            members = int.from_bytes(record[32:40], "little")
+            directory = int.from_bytes(record[40:48], "little")
+    if members > limits.max_members:
+        raise ArchiveError(f"the archive holds more than {limits.max_members} entries")
+    if directory > limits.max_members * _DIRECTORY_BYTES_PER_MEMBER:
+        raise ArchiveError(
+            f"the archive's listing is larger than {limits.max_members} entries can be"
+        )
+    handle.seek(0)
 
 
 def _describe(error: BaseException) -> str:

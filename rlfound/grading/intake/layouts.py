@@ -192,12 +192,14 @@ def collect(path: str | os.PathLike) -> Collected:
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> scratch = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(scratch.name)
     >>> (folder / "alice").mkdir()
     >>> _ = (folder / "alice" / "gae_recursion.py").write_text("x = 1\\n")
     >>> _ = (folder / "bob.py").write_text("x = 2\\n")
     >>> [(h.student, h.layout, len(h.files)) for h in collect(folder)]
     [('alice', 'folder', 1), ('bob', 'file', 1)]
+    >>> scratch.cleanup()
     """
     return collect_all([path])
 
@@ -231,6 +233,8 @@ class _Collector:
         self.workspace = _Workspace()
         self.found: list[_Found] = []
         self.skipped: list[tuple[str, str]] = []
+        # Canvas files named one by one on the command line: one hand-in per Canvas user.
+        self.named_canvas: dict[tuple[str, str], _Found] = {}
 
     def hand_ins(self) -> Collected:
         found = self.found
@@ -262,16 +266,16 @@ class _Collector:
         elif stat.S_ISREG(info.st_mode):
             # A file named directly is a hand-in whatever its name (read as Python unless it
             # is a notebook), as `rlfound grade EXERCISE FILE` always did.
-            self.loose_file(path, path.name, shown, None, {})
+            self.loose_file(path, path.name, shown, None, self.named_canvas)
         else:
-            self.unreadable(path, path.name, shown, info.st_mode)
+            self.unreadable(path, path.name, shown, info.st_mode, bytes(path))
 
-    def unreadable(self, path: Path, name: str, shown: str, mode: int) -> None:
+    def unreadable(self, path: Path, name: str, shown: str, mode: int, identity: bytes) -> None:
         """An entry named like a hand-in that is not a regular file: a row with the reason."""
         stem = _zip_stem(name) if _is_zip(name) else submissions.stem_of(name)
         problem = f"{files.kind_of(mode)}, not a regular file: not read"
         layout = "zip" if _is_zip(name) else "file"
-        item = _Found(stem, bytes(path), layout, shown, problem=problem)
+        item = _Found(stem, identity, layout, shown, problem=problem)
         item.files.append((path, shown, problem, None))
         self.found.append(item)
 
@@ -354,7 +358,7 @@ class _Collector:
             elif stat.S_ISREG(mode):
                 self.skipped.append((entry_shown, "not a .py, .ipynb or .zip file"))
             elif _is_code(name) or _is_zip(name):
-                self.unreadable(path, name, entry_shown, mode)
+                self.unreadable(path, name, entry_shown, mode, identity)
             else:
                 self.skipped.append((entry_shown, f"{files.kind_of(mode)}: not read"))
 
