@@ -576,8 +576,6 @@ def _is_class_archive(members: list[archives.Member]) -> bool:
 def _declared_exercises(entry: Entry) -> frozenset[str]:
     """The exercises a file's ``# rlfound exercise:`` headers name (in a notebook: in its code
     cells); empty when it has none or cannot be read."""
-    from rlfound.grading.authoring.starter import MARKER
-
     if entry.problem is not None:
         return frozenset()
     try:
@@ -601,7 +599,7 @@ def _declared_exercises(entry: Entry) -> frozenset[str]:
                     lines = "".join(line for line in lines if isinstance(line, str))
                 texts.append(lines if isinstance(lines, str) else "")
         source = "\n".join(texts)
-    return frozenset(match["id"] for match in MARKER.finditer(source))
+    return frozenset(match["id"] for match in submissions.EXERCISE_HEADER.finditer(source))
 
 
 def _plain_stem(entry: Entry, hand_in: HandIn) -> str:

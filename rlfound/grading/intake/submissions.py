@@ -40,6 +40,7 @@ from pathlib import Path
 from rlfound.grading.intake import files, notebooks, text
 
 __all__ = [
+    "EXERCISE_HEADER",
     "MAX_BYTES",
     "RESERVED",
     "SUFFIXES",
@@ -66,6 +67,10 @@ SUFFIXES = (".py", ".ipynb")
 #: Names taken by the class's reports in the output folder.
 RESERVED = ("grades.csv", "skipped.csv")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+#: The header line that ties a starter (and a submission made from it) to its exercise: the
+#: starter writes it (:mod:`rlfound.grading.authoring.starter`), intake finds a hand-in's file
+#: for an exercise by it.
+EXERCISE_HEADER = re.compile(r"^# rlfound exercise: (?P<id>[a-z0-9-]+)\s*$", re.MULTILINE)
 
 
 @dataclasses.dataclass(frozen=True)
