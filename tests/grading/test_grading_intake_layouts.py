@@ -453,6 +453,23 @@ def test_a_canvas_bulk_download_zip_named_directly(tmp_path):
     ).file_name == (f"{download}/doejohn_late_1234_55555_hw1.zip/hw1/group_advantages.py")
 
 
+def test_one_oversized_file_does_not_get_a_class_archive_refused(tmp_path):
+    download = tmp_path / "submissions.zip"
+    huge = b" " * (archives.HAND_IN.max_file_bytes + 1)
+    write_zip(
+        download,
+        {"smithjane_4321_98765_gae_recursion.py": GAE, "doejohn_1_2_gae_recursion.py": huge},
+    )
+    found = collect(download)
+    assert [(h.student, len(h.files)) for h in found] == [("smithjane", 1)]
+    assert found.skipped == [
+        (
+            f"{download}/doejohn_1_2_gae_recursion.py",
+            f"larger than {archives.HAND_IN.max_file_bytes} bytes: not extracted",
+        )
+    ]
+
+
 def test_a_zip_of_loose_files_named_directly_is_one_students(tmp_path):
     path = tmp_path / "alice.zip"
     write_zip(path, {"alice/gae_recursion.py": GAE, "alice/group_advantages.py": GROUP})

@@ -75,12 +75,14 @@ HAND_IN = Limits(
     max_depth=8,
     max_archive_bytes=64 * 1024**2,
 )
-#: A class's archive (an LMS bulk download): room for hundreds of hand-in zips.
+#: A class's archive (an LMS bulk download): room for hundreds of hand-in zips. One member
+#: may be as large as the whole, so that one student's oversized file cannot get the class's
+#: archive refused: the caller's ``choose`` caps each kind of member and leaves out a larger one.
 CLASS = Limits(
     max_members=100_000,
     max_files=20_000,
     max_total_bytes=4 * 1024**3,
-    max_file_bytes=HAND_IN.max_archive_bytes,
+    max_file_bytes=4 * 1024**3,
     max_depth=10,
     max_archive_bytes=8 * 1024**3,
 )

@@ -545,12 +545,16 @@ def _choose_for_hand_in(member: archives.Member) -> int | str:
 def _choose_for_class(member: archives.Member) -> int | str:
     name = member.parts[-1]
     if name == lms.METADATA_NAME:
-        return lms.MAX_METADATA_BYTES
-    if _is_zip(name):
-        return archives.HAND_IN.max_archive_bytes
-    if _is_code(name):
-        return submissions.MAX_BYTES
-    return "not a .py, .ipynb or .zip file"
+        cap = lms.MAX_METADATA_BYTES
+    elif _is_zip(name):
+        cap = archives.HAND_IN.max_archive_bytes
+    elif _is_code(name):
+        cap = submissions.MAX_BYTES
+    else:
+        return "not a .py, .ipynb or .zip file"
+    if member.info.file_size > cap:
+        return f"larger than {cap} bytes: not extracted"
+    return cap
 
 
 def _is_class_archive(members: list[archives.Member]) -> bool:
