@@ -7,7 +7,15 @@ from rlfound.grading.intake.layouts import (
     HandIn,
     collect,
     collect_all,
+    exercise_entry,
     find_exercise_file,
 )
 
-__all__ = ["Collected", "HandIn", "collect", "collect_all", "find_exercise_file"]
+__all__ = [
+    "Collected",
+    "HandIn",
+    "collect",
+    "collect_all",
+    "exercise_entry",
+    "find_exercise_file",
+]

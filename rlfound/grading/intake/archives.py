@@ -66,26 +66,15 @@ class Limits:
     max_archive_bytes: int
 
 
+_MIB, _GIB = 1024**2, 1024**3
+# The caps, in the order of Limits' fields: members, files, total bytes, bytes of one file,
+# depth, bytes of the archive.
 #: One student's zip: generous for a folder of notebooks and scripts, small for a bomb.
-HAND_IN = Limits(
-    max_members=5_000,
-    max_files=200,
-    max_total_bytes=32 * 1024**2,
-    max_file_bytes=2 * 1024**2,
-    max_depth=8,
-    max_archive_bytes=64 * 1024**2,
-)
+HAND_IN = Limits(5_000, 200, 32 * _MIB, 2 * _MIB, 8, 64 * _MIB)
 #: A class's archive (an LMS bulk download): room for hundreds of hand-in zips. One member
 #: may be as large as the whole, so that one student's oversized file cannot get the class's
 #: archive refused: the caller's ``choose`` caps each kind of member and leaves out a larger one.
-CLASS = Limits(
-    max_members=100_000,
-    max_files=20_000,
-    max_total_bytes=4 * 1024**3,
-    max_file_bytes=4 * 1024**3,
-    max_depth=10,
-    max_archive_bytes=8 * 1024**3,
-)
+CLASS = Limits(100_000, 20_000, 4 * _GIB, 4 * _GIB, 10, 8 * _GIB)
 
 _SEPARATORS = re.compile(r"[/\\]")  # a zip made on Windows may separate with backslashes
 _DRIVE = re.compile(r"^[A-Za-z]:")
