@@ -461,13 +461,16 @@ def test_one_oversized_file_does_not_get_a_class_archive_refused(tmp_path):
         {"smithjane_4321_98765_gae_recursion.py": GAE, "doejohn_1_2_gae_recursion.py": huge},
     )
     found = collect(download)
-    assert [(h.student, len(h.files)) for h in found] == [("smithjane", 1)]
-    assert found.skipped == [
-        (
-            f"{download}/doejohn_1_2_gae_recursion.py",
-            f"larger than {archives.HAND_IN.max_file_bytes} bytes: not extracted",
-        )
+    assert [(h.student, h.lms_id, len(h.files)) for h in found] == [
+        ("doejohn", "1", 0),
+        ("smithjane", "4321", 1),
     ]
+    # The oversized file is its student's failure, not a skipped entry.
+    assert found[0].problem == (
+        f"{download}/doejohn_1_2_gae_recursion.py is larger than "
+        f"{archives.HAND_IN.max_file_bytes} bytes: not extracted"
+    )
+    assert found.skipped == []
 
 
 def test_a_zip_of_loose_files_named_directly_is_one_students(tmp_path):

@@ -103,7 +103,8 @@ class Member:
 
 @dataclasses.dataclass(frozen=True)
 class Extracted:
-    """What :func:`extract` wrote (paths relative to the destination) and what it left out."""
+    """What :func:`extract` wrote (paths relative to the destination) and what it left out
+    (``/``-joined names as the archive gives them, not yet inert)."""
 
     files: tuple[tuple[str, ...], ...]
     skipped: tuple[tuple[str, str], ...]
@@ -304,7 +305,7 @@ def extract(
                 hidden = next(filter(None, map(hidden_reason, member.parts)), None)
                 cap = hidden if hidden is not None else choose(member)
                 if isinstance(cap, str):
-                    skipped.append((member.name, cap))
+                    skipped.append(("/".join(member.parts), cap))
                     continue
                 if len(written) >= limits.max_files:
                     raise ArchiveError(f"the archive holds more than {limits.max_files} files")

@@ -75,6 +75,7 @@ MAX_SKIPPED = 50
 
 _ZIP = ".zip"
 _NOT_CODE = "not a .py or .ipynb file"
+_TOO_LARGE = "larger than"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,12 +299,20 @@ class _Collector:
             extracted = archives.extract(path, destination, _choose_for_class, archives.CLASS)
         except archives.ArchiveError as error:
             raise ValueError(f"submissions path {_shown(shown)}: {error}") from None
-        self.skipped += [(f"{shown}/{name}", why) for name, why in extracted.skipped]
-        root, shown_root = destination, shown
+        root, shown_root, prefix = destination, shown, ""
         visible = [name for name in sorted(os.listdir(root)) if not archives.hidden_reason(name)]
         if len(visible) == 1 and (root / visible[0]).is_dir():
             root, shown_root = root / visible[0], f"{shown}/{visible[0]}"
-        self.class_folder(root, shown_root, identity_root=shown_root)
+            prefix = f"{visible[0]}/"
+        # A hand-in file too large to extract is that student's failure, not a skipped entry.
+        oversized = {}
+        for name, why in extracted.skipped:
+            rest = name.removeprefix(prefix) if name.startswith(prefix) else name
+            if why.startswith(_TOO_LARGE) and "/" not in rest:
+                oversized[rest] = why
+            else:
+                self.skipped.append((f"{shown}/{name}", why))
+        self.class_folder(root, shown_root, identity_root=shown_root, oversized=oversized)
 
     def add_zip(self, item: _Found, path: Path, shown: str) -> None:
         """Extract one student's zip into ``item`` (a refused zip is ``item``'s problem)."""
@@ -321,19 +330,24 @@ class _Collector:
 
     # ------------------------------------------------------------ a class folder
 
-    def class_folder(self, folder: Path, shown: str, identity_root: str | None = None) -> None:
-        """Each entry of ``folder`` is a hand-in (module docstring); ``identity_root``, for
-        an extracted archive, replaces the temporary path in what tells keys apart."""
+    def class_folder(self, folder, shown: str, identity_root=None, oversized=None) -> None:
+        """Each entry of ``folder`` is a hand-in (module docstring). For an extracted archive,
+        ``identity_root`` replaces the temporary path in what tells keys apart, and
+        ``oversized`` maps the files left out for their size to the reason."""
+        oversized = oversized or {}
         names = _listing(folder, shown)
-        if lms.METADATA_NAME in names:
-            self.gradescope(folder, shown, names)
-            return
         visible = [name for name in names if not archives.hidden_reason(name)]
+        export = folder if lms.METADATA_NAME in names else None
         if len(visible) == 1 and _is_regular(folder / visible[0] / lms.METADATA_NAME):
-            inner = folder / visible[0]
-            self.gradescope(inner, f"{shown}/{visible[0]}", _listing(inner, shown))
+            export, shown = folder / visible[0], f"{shown}/{visible[0]}"
+        if export is not None:
+            self.skipped += [(f"{shown}/{name}", why) for name, why in oversized.items()]
+            self.gradescope(export, shown, _listing(export, shown))
             return
         canvas: dict[tuple[str, str], _Found] = {}
+        for name, why in sorted(oversized.items()):
+            identity = f"{identity_root}/{name}".encode("utf-8", "surrogateescape")
+            self.too_large(name, f"{shown}/{name}", why, canvas, identity)
         for name in names:
             path = folder / name
             entry_shown = f"{shown}/{submissions.path_text(name)}"
@@ -362,19 +376,34 @@ class _Collector:
             else:
                 self.skipped.append((entry_shown, f"{files.kind_of(mode)}: not read"))
 
+    def canvas_item(self, parsed: lms.CanvasName, shown: str, canvas: dict) -> _Found:
+        """The hand-in of a Canvas user (made at its first file)."""
+        item = canvas.get((parsed.student, parsed.user_id))
+        if item is None:
+            who = f"canvas:{parsed.user_id}:{parsed.student}".encode("utf-8", "surrogateescape")
+            item = _Found(parsed.student, who, "canvas", shown)
+            item.lms_id, item.late_mark = parsed.user_id, False
+            canvas[(parsed.student, parsed.user_id)] = item
+            self.found.append(item)
+        item.late_mark = item.late_mark or parsed.late
+        return item
+
+    def too_large(self, name: str, shown: str, why: str, canvas: dict, identity: bytes) -> None:
+        """A file of a class archive too large to extract: its student's failure."""
+        problem = f"{shown} is {why}"
+        parsed = lms.canvas_name(name)
+        if parsed is not None:
+            self.canvas_item(parsed, shown, canvas).problem = problem
+            return
+        stem = _zip_stem(name) if _is_zip(name) else submissions.stem_of(name)
+        layout = "zip" if _is_zip(name) else _layout_of(name)
+        self.found.append(_Found(stem, identity, layout, shown, problem=problem))
+
     def loose_file(self, path, name, shown, folder, canvas, identity=None) -> None:
         """A file of a class folder (or named directly): a Canvas file, or a hand-in."""
         parsed = lms.canvas_name(name)
         if parsed is not None:
-            item = canvas.get((parsed.student, parsed.user_id))
-            if item is None:
-                who = f"canvas:{parsed.user_id}:{parsed.student}"
-                who = who.encode("utf-8", "surrogateescape")
-                item = _Found(parsed.student, who, "canvas", shown)
-                item.lms_id, item.late_mark = parsed.user_id, False
-                canvas[(parsed.student, parsed.user_id)] = item
-                self.found.append(item)
-            item.late_mark = item.late_mark or parsed.late
+            item = self.canvas_item(parsed, shown, canvas)
             if _is_zip(name):
                 self.add_zip(item, path, shown)
             elif _is_code(name):
@@ -553,7 +582,7 @@ def _choose_for_class(member: archives.Member) -> int | str:
     else:
         return "not a .py, .ipynb or .zip file"
     if member.info.file_size > cap:
-        return f"larger than {cap} bytes: not extracted"
+        return f"{_TOO_LARGE} {cap} bytes: not extracted"
     return cap
 
 
