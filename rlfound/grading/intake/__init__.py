@@ -11,11 +11,4 @@ from rlfound.grading.intake.layouts import (
     find_exercise_file,
 )
 
-__all__ = [
-    "Collected",
-    "HandIn",
-    "collect",
-    "collect_all",
-    "exercise_entry",
-    "find_exercise_file",
-]
+__all__ = ["Collected", "HandIn", "collect", "collect_all", "exercise_entry", "find_exercise_file"]
