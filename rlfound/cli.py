@@ -167,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
         "submissions",
         metavar="SUBMISSION",
         nargs="+",
-        help=".py or .ipynb files, or folders of them",
+        help="hand-ins (.py, .ipynb, .zip), or a class's folder or zip of them: per-student "
+        "folders and zips, a Canvas bulk download, a Gradescope export",
     )
     grade.add_argument("--out", metavar="DIR", required=True, help="folder for the reports")
     grade.add_argument(

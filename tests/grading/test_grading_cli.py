@@ -113,7 +113,7 @@ def test_grade_writes_reports_and_regrades_identically(capsys, tmp_path):
     outputs = []
     for run_number in (1, 2):
         out_dir = tmp_path / f"out{run_number}"
-        argv = ["grade", "gae-recursion", str(folder), str(tmp_path / "absent.py")]
+        argv = ["grade", "gae-recursion", str(folder)]
         argv += ["--out", str(out_dir), "--jobs", "2", "--seed", "11", "--mode", "default"]
         status, _, err = run(capsys, *argv)
         assert status == 0, err
@@ -123,8 +123,6 @@ def test_grade_writes_reports_and_regrades_identically(capsys, tmp_path):
     assert outputs[0] == outputs[1]
     files = outputs[0]
     assert sorted(map(str, files)) == [
-        "absent/feedback.md",
-        "absent/results.json",
         "ana/feedback.md",
         "ana/results.json",
         "ben/feedback.md",
@@ -135,11 +133,9 @@ def test_grade_writes_reports_and_regrades_identically(capsys, tmp_path):
     grades = files[next(p for p in files if str(p) == "grades.csv")].decode().splitlines()
     assert grades[0].startswith("submission,file,score,max_score,recursive-random,")
     assert grades[0].endswith(",note")
-    assert grades[1].startswith(f"absent,{tmp_path / 'absent.py'},0,11,")
-    assert grades[1].endswith(",submission not found")
-    assert grades[2].startswith(f"ana,{folder / 'ana.py'},11,11,")
+    assert grades[1].startswith(f"ana,{folder / 'ana.py'},11,11,")
     skipped = files[next(p for p in files if str(p) == "skipped.csv")].decode().splitlines()
-    assert skipped == ["entry,reason", f"{folder / 'notes.txt'},not a .py or .ipynb file"]
+    assert skipped == ["entry,reason", f'{folder / "notes.txt"},"not a .py, .ipynb or .zip file"']
     results = json.loads(files[next(p for p in files if str(p) == "ben/results.json")])
     assert set(results) >= {"score", "tests"}
     for test in results["tests"]:

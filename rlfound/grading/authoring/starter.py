@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from rlfound.grading.authoring.spec import Exercise
+from rlfound.grading.intake.submissions import EXERCISE_HEADER
 
 __all__ = [
     "BEGIN",
@@ -25,8 +26,9 @@ __all__ = [
 
 BEGIN = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[ \t]*$")
 END = re.compile(r"^[ \t]*### END SOLUTION[ \t]*$")
-#: The header line that ties a starter (and the submission made from it) to its exercise.
-MARKER = re.compile(r"^# rlfound exercise: (?P<id>[a-z0-9-]+)\s*$", re.MULTILINE)
+#: The header line that ties a starter (and the submission made from it) to its exercise
+#: (defined by intake, which reads it in every hand-in).
+MARKER = EXERCISE_HEADER
 
 
 def strip_solutions(source: str) -> str:
