@@ -11,16 +11,22 @@ this extension
   source, its alignment kept, and never read as reStructuredText;
 - escapes ``|`` and a trailing ``_`` in the rest of its text (but not in its literals, roles,
   tables, literal blocks and examples): ``|A_i|`` and ``f_+`` there are mathematics, not a
-  substitution and a link.
+  substitution and a link;
+- documents the constants a package re-exports from its private files (``rlfound.contract``'s
+  ``FILL``, defined in ``_fields.py``) under the public name, with the ``#:`` comment of their
+  definition: autodoc reads comments only in the module it documents.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 import textwrap
 from functools import cache
 from pathlib import Path
 
+from sphinx.pycode import ModuleAnalyzer
 from sphinx.util import logging
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -132,11 +138,65 @@ def rewrite_docstring(lines: list[str], where: str) -> list[str]:
     return result
 
 
+def _private_files(package: str) -> list[str]:
+    module = importlib.import_module(package)
+    return [
+        f"{package}.{info.name}" for info in pkgutil.iter_modules(getattr(module, "__path__", []))
+    ]
+
+
+@cache
+def reexported_constant_comment(name: str) -> tuple[str, ...] | None:
+    """The ``#:`` comment of the constant ``package.NAME`` where a private file of ``package``
+    defines it, or None (not a package, or not defined with a comment in one of its files)."""
+    package, _, attribute = name.rpartition(".")
+    try:
+        files = _private_files(package)
+    except ImportError:
+        return None
+    for file in files:
+        comment = ModuleAnalyzer.for_module(file).find_attr_docs().get(("", attribute))
+        if comment:
+            return tuple(comment)
+    return None
+
+
+@cache
+def _reexported_constants() -> dict[tuple[str, int], str]:
+    """The package of every constant a library package re-exports, keyed by (name, id of the
+    object), in the order of the packages and of their ``__all__``."""
+    found = {}
+    for info in pkgutil.iter_modules(importlib.import_module("rlfound").__path__, "rlfound."):
+        if not info.ispkg or info.name.rpartition(".")[2].startswith("_"):
+            continue
+        package = importlib.import_module(info.name)
+        for attribute in getattr(package, "__all__", ()):
+            value = getattr(package, attribute)
+            if not callable(value) and reexported_constant_comment(f"{info.name}.{attribute}"):
+                found[(attribute, id(value))] = info.name
+    return found
+
+
+def add_reexported_constants(app, docname, source):
+    """Append an ``autodata`` of each constant the page's package re-exports (autodoc's
+    ``automodule`` documents a constant only where its comment is in the module itself)."""
+    if not docname.startswith("api/"):
+        return
+    package = "rlfound." + docname.partition("/")[2]
+    names = [name for (name, _), owner in _reexported_constants().items() if owner == package]
+    if names:
+        blocks = "".join(f".. autodata:: {package}.{name}\n   :no-value:\n\n" for name in names)
+        source[0] += f"\n```{{eval-rst}}\n{blocks}```\n"
+
+
 def process_docstring(app, what, name, obj, options, lines):
+    if what == "data" and (comment := reexported_constant_comment(name)):
+        lines[:] = [*comment, ""]
     lines[:] = rewrite_docstring(list(lines), name)
 
 
 def setup(app):
     # Before numpydoc (priority 500) splits the docstring into its sections.
     app.connect("autodoc-process-docstring", process_docstring, priority=400)
+    app.connect("source-read", add_reexported_constants)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
