@@ -6,7 +6,12 @@
     rlfound starter EXERCISE [-o FILE] [--notebook] write a student starter
     rlfound check FILE [--exercise ID]              run the public checks (students)
     rlfound grade EXERCISE SUBMISSION... --out DIR  grade a class (instructors)
+    rlfound grade --assignment hw1.toml SUBMISSIONS --out DIR [--roster R] [--manual M]
+                                                    grade an assignment of several exercises
+    rlfound assignment check hw1.toml               check an assignment file
+    rlfound export canvas DIR --roster R -o FILE    the grades in Canvas's import format
     rlfound gradescope EXERCISE -o autograder.zip   build a Gradescope autograder
+    rlfound gradescope --assignment hw1.toml -o hw1.zip   one autograder for an assignment
     rlfound verify SPEC_OR_ID                       check an exercise specification
     rlfound classpack --out DIR [--with-solutions]  the chapters and starters for a course
     rlfound secret                                  create the course's grading secret
@@ -160,14 +165,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     grade = commands.add_parser(
-        "grade", parents=[common, sandbox], help="grade submissions (instructors)"
+        "grade",
+        parents=[common, sandbox],
+        help="grade submissions (instructors)",
+        usage="rlfound grade EXERCISE SUBMISSION... --out DIR [options]\n"
+        "       rlfound grade --assignment FILE SUBMISSIONS --out DIR [options]",
     )
-    grade.add_argument("exercise", metavar="EXERCISE", help="exercise id")
     grade.add_argument(
-        "submissions",
-        metavar="SUBMISSION",
+        "targets",
+        metavar="EXERCISE SUBMISSION",
         nargs="+",
-        help=".py or .ipynb files, or folders of them",
+        help="an exercise id and .py or .ipynb files or folders of them; with --assignment, "
+        "one folder (or zip) of the class's hand-ins",
     )
     grade.add_argument("--out", metavar="DIR", required=True, help="folder for the reports")
     grade.add_argument(
@@ -175,11 +184,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _seed_options(grade)
     grade.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    course = grade.add_argument_group("an assignment (see `rlfound assignment check`)")
+    course.add_argument("--assignment", metavar="FILE", help="the assignment file (TOML)")
+    course.add_argument(
+        "--roster", metavar="FILE", help="CSV: student,id[,name,sis_user_id,sis_login_id,section]"
+    )
+    course.add_argument("--submitted", metavar="FILE", help="CSV: student,submitted_at")
+    course.add_argument("--extensions", metavar="FILE", help="CSV: student,days")
+    course.add_argument(
+        "--manual", metavar="FILE", help="CSV: student,exercise,item,points,comment"
+    )
+    course.add_argument(
+        "--force", action="store_true", help="replace an --out folder that is not empty"
+    )
+    course.add_argument(
+        "--only", metavar="STUDENT", help="regrade one student, keeping every other row"
+    )
+
+    assignment = commands.add_parser(
+        "assignment", parents=[common], help="check an assignment file"
+    )
+    assignment_commands = assignment.add_subparsers(dest="action", required=True, metavar="ACTION")
+    assignment_check = assignment_commands.add_parser(
+        "check", parents=[common], help="read an assignment file and say what it means"
+    )
+    assignment_check.add_argument("file", metavar="FILE", help="the assignment file (TOML)")
+
+    export = commands.add_parser("export", help="export grades to a learning-management system")
+    export_formats = export.add_subparsers(dest="format", required=True, metavar="FORMAT")
+    canvas = export_formats.add_parser("canvas", help="Canvas's gradebook import CSV")
+    canvas.add_argument("dir", metavar="DIR", help="the --out folder of grade --assignment")
+    canvas.add_argument("--roster", metavar="FILE", required=True, help="the course roster")
+    canvas.add_argument("-o", "--output", metavar="FILE", required=True, help="the CSV to write")
 
     gradescope = commands.add_parser(
         "gradescope", parents=[common], help="build a Gradescope autograder zip"
     )
-    gradescope.add_argument("exercise", metavar="EXERCISE", help="exercise id")
+    gradescope.add_argument("exercise", metavar="EXERCISE", nargs="?", help="exercise id")
+    gradescope.add_argument(
+        "--assignment", metavar="FILE", help="one autograder for every exercise of an assignment"
+    )
     gradescope.add_argument("-o", "--output", metavar="FILE", default="autograder.zip")
     _seed_options(gradescope)
     gradescope.add_argument("--timeout", type=_positive_float, default=10.0, metavar="SECONDS")
@@ -398,7 +442,7 @@ def _grade(parser, args, exercise) -> int:
     try:
         results = grade_batch(
             grader,
-            args.submissions,
+            args.targets[1:],
             args.out,
             jobs=args.jobs,
             progress=progress,
@@ -530,8 +574,6 @@ def _run(parser, args) -> int:
         parser.error(str(error))
     if args.command == "exercises":
         return _list(exercises)
-    if args.command == "secret":
-        return _secret(parser, args)
     try:
         if args.command == "check":
             return _check(parser, args, exercises)
@@ -539,6 +581,13 @@ def _run(parser, args) -> int:
             return _verify(parser, args, exercises)
         if args.command == "classpack":
             return _classpack(parser, args, exercises)
+        if args.command in ("assignment", "export") or getattr(args, "assignment", None):
+            return _course(parser, args, exercises)
+        if args.command == "grade":
+            _single_exercise_grade(parser, args)
+            args.exercise = args.targets[0]
+        if args.exercise is None:
+            parser.error("argument EXERCISE: give an exercise id, or --assignment FILE")
         exercise = _exercise(parser, exercises, args.exercise, "EXERCISE")
         if args.command == "starter":
             return _starter(parser, args, exercise)
@@ -547,6 +596,69 @@ def _run(parser, args) -> int:
         return _gradescope(args, exercise)
     except ValueError as error:
         parser.error(str(error))
+
+
+#: Options of ``grade`` that only an assignment has.
+_ASSIGNMENT_ONLY = ("roster", "submitted", "extensions", "manual", "force", "only")
+
+
+def _single_exercise_grade(parser, args) -> None:
+    given = [name for name in _ASSIGNMENT_ONLY if getattr(args, name)]
+    if given:
+        parser.error(f"argument --{given[0]}: needs --assignment FILE")
+    if len(args.targets) < 2:
+        parser.error("the following arguments are required: SUBMISSION")
+
+
+def _course(parser, args, exercises) -> int:
+    from rlfound.grading.course import commands
+
+    if args.command == "assignment":
+        return commands.assignment_check(args, exercises)
+    if args.command == "export":
+        return commands.export_canvas(args)
+    if args.command == "gradescope":
+        return _gradescope_assignment(args, exercises)
+    return commands.grade(args, exercises, lambda assignment: _graders(args, assignment))
+
+
+def _graders(args, assignment) -> dict:
+    from rlfound.grading.authoring.instructor import InstructorMissing
+    from rlfound.grading.authoring.secret import resolve_seed
+    from rlfound.grading.sandbox import describe_mode
+    from rlfound.grading.scoring.grader import Grader
+
+    if not all(exercise.complete for exercise in assignment.exercises):
+        raise InstructorMissing("rlfound grade")
+    seed, origin = resolve_seed(args.seed, public_seed=args.public_seed)
+    graders = {
+        e.id: Grader(e, seed=seed, mode=args.mode, limits=_limits(args))
+        for e in assignment.exercises
+    }
+    print(describe_mode(next(iter(graders.values())).mode), file=sys.stderr)
+    print(f"graded-only inputs from {origin}", file=sys.stderr)
+    return graders
+
+
+def _gradescope_assignment(args, exercises) -> int:
+    from rlfound.grading.authoring.instructor import InstructorMissing
+    from rlfound.grading.authoring.secret import resolve_seed
+    from rlfound.grading.course.commands import read_assignment
+    from rlfound.grading.distribution.gradescope import build_assignment_bundle
+
+    if args.exercise is not None:
+        raise ValueError("argument EXERCISE: give an exercise id or --assignment, not both")
+    assignment = read_assignment(args.assignment, exercises, "--assignment")
+    if not all(exercise.complete for exercise in assignment.exercises):
+        raise InstructorMissing("rlfound gradescope")
+    seed, origin = resolve_seed(args.seed, public_seed=args.public_seed)
+    build_assignment_bundle(assignment, Path(args.output), seed=seed, timeout=args.timeout)
+    print(
+        f"wrote {args.output}: one autograder for {', '.join(assignment.ids)} (graded-only "
+        f"inputs from {origin}); add the parts graded by hand as manually graded questions",
+        file=sys.stderr,
+    )
+    return 0
 
 
 if __name__ == "__main__":
