@@ -212,7 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export", help="export grades to a learning-management system")
     export_formats = export.add_subparsers(dest="format", required=True, metavar="FORMAT")
-    canvas = export_formats.add_parser("canvas", help="Canvas's gradebook import CSV")
+    canvas = export_formats.add_parser(
+        "canvas", parents=[common], help="Canvas's gradebook import CSV"
+    )
     canvas.add_argument("dir", metavar="DIR", help="the --out folder of grade --assignment")
     canvas.add_argument("--roster", metavar="FILE", required=True, help="the course roster")
     canvas.add_argument("-o", "--output", metavar="FILE", required=True, help="the CSV to write")
