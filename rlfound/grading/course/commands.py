@@ -76,8 +76,6 @@ def grade(args, exercises: Mapping[str, Exercise], graders_for) -> int:
             f"got {len(args.targets)} paths"
         )
     source = Path(args.targets[0])
-    if not source.exists():
-        raise ValueError(f"argument SUBMISSIONS: {source} does not exist")
     inputs = Inputs(
         roster=_roster(args.roster),
         submitted=_path(args.submitted),

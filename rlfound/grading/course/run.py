@@ -113,9 +113,16 @@ def _grade_exercise(grader: Grader, hand_in, student: str, folder: Path) -> Subm
             message = f"the hand-in could not be read: {hand_in.problem}"
             result = grader.not_run(student, None, message)
         else:
-            entry = intake.find_exercise_file(hand_in, exercise, exercise.id.replace("-", "_"))
+            try:
+                entry = intake.find_exercise_file(
+                    hand_in, exercise.id, exercise.id.replace("-", "_")
+                )
+            except ValueError as error:  # two files claim the exercise: the student's doing
+                entry, problem = None, str(error)
+            else:
+                problem = f"no file of {exercise.id} in the hand-in"
             if entry is None:
-                result = grader.not_run(student, None, f"no file of {exercise.id} in the hand-in")
+                result = grader.not_run(student, None, problem)
             else:
                 # Reports go to <student>/<exercise>/; the result is named after the student.
                 entry = dataclasses.replace(entry, name=exercise.id)
@@ -174,8 +181,12 @@ def grade_assignment(
 
     out = Path(out)
     folders.check_out(out, force=force, only=only)
-    hand_ins = intake.collect(submissions_path)
+    try:
+        hand_ins = intake.collect(submissions_path)
+    except ValueError as error:
+        raise ValueError(f"argument SUBMISSIONS: {error}") from None
     keyed, skipped, strangers = _keys(hand_ins, inputs.roster)
+    skipped = [*getattr(hand_ins, "skipped", []), *skipped]
     known = set(keyed) | set(inputs.roster or {})
     previous = _load_previous(out) if only is not None else {}
     if only is not None:
@@ -242,7 +253,7 @@ def grade_assignment(
                 )
                 write_atomic(stage / row.student / "feedback.md", body)
         for hand_in in todo.values():
-            skipped += [(f"{hand_in.student}/{e}", r) for e, r in getattr(hand_in, "skipped", [])]
+            skipped += [(f"{hand_in.student}/{e}", r) for e, r in hand_in.skipped]
         write_atomic(stage / "grades.csv", gradebook.grades_csv(assignment, rows))
         if only is None:
             report.write_skipped(stage / "skipped.csv", skipped)
