@@ -1,4 +1,13 @@
-"""Intake: finding a class's submissions, reading files without following links, and student
-text made bounded and inert before the grader stores it."""
+"""Intake: finding a class's submissions in every layout a course meets (files, notebooks,
+per-student folders, zips, Canvas and Gradescope downloads), reading files without following
+links, and student text made bounded and inert before the grader stores it."""
 
-__all__: list[str] = []
+from rlfound.grading.intake.layouts import (
+    Collected,
+    HandIn,
+    collect,
+    collect_all,
+    find_exercise_file,
+)
+
+__all__ = ["Collected", "HandIn", "collect", "collect_all", "find_exercise_file"]

@@ -47,12 +47,16 @@ __all__ = [
     "Entry",
     "Scan",
     "Submission",
+    "display_path",
     "expand",
     "notebook_cells",
     "notebook_code",
+    "read_entry",
     "read_submission",
     "safe_name",
     "scan",
+    "stem_of",
+    "unique_names",
 ]
 
 #: Largest submission file read; anything bigger is reported, not read.
@@ -124,15 +128,23 @@ def safe_name(stem: str) -> str:
     return name[:100]
 
 
-def _stem(file_name: str) -> str:
+def stem_of(file_name: str) -> str:
+    """A submission file's name without its ``.py`` or ``.ipynb`` suffix (or its last suffix).
+
+    Examples
+    --------
+    >>> stem_of("alice.ipynb"), stem_of(".py"), stem_of("notes.txt")
+    ('alice', '.py', 'notes')
+    """
     for suffix in SUFFIXES:
         if file_name.endswith(suffix) and len(file_name) > len(suffix):
             return file_name[: -len(suffix)]
     return Path(file_name).stem or file_name
 
 
-def _display(path: Path) -> str:
-    """A path as text, whatever bytes it holds (undecodable bytes shown as escapes)."""
+def display_path(path: Path) -> str:
+    """A path as text, whatever bytes it holds (undecodable bytes shown as escapes), inert and
+    capped (:data:`rlfound.grading.intake.text.NAME_CHARS`)."""
     return text.clean(
         os.fsdecode(bytes(path))
         .encode("utf-8", "surrogateescape")
@@ -141,10 +153,22 @@ def _display(path: Path) -> str:
     )
 
 
-def _assign_names(found: list[tuple[str, Path, str, str | None, Path | None]]) -> list[Entry]:
-    """Give each entry its name (see the module docstring)."""
+def unique_names(stems: Sequence[str], identities: Sequence[bytes]) -> list[str]:
+    """A unique, file-system-safe name for each of several entries (see the module docstring).
+
+    ``stems[i]`` is the name entry ``i`` asks for, ``identities[i]`` what tells it apart
+    (its path): a stem that is its own safe name, not reserved and asked for by one entry
+    only is kept; every other entry gets ``<safe name>-<hash of its identity>``.
+
+    Examples
+    --------
+    >>> unique_names(["alice", "alice!", "bob", "bob"], [b"a", b"b", b"c", b"d"])[0]
+    'alice'
+    >>> unique_names(["alice", "alice!"], [b"a", b"b"])[1].startswith("alice-")
+    True
+    """
     own: dict[str, list[int]] = {}
-    for index, (stem, _, _, _, _) in enumerate(found):
+    for index, stem in enumerate(stems):
         if safe_name(stem) == stem and stem.lower() not in RESERVED:
             own.setdefault(stem, []).append(index)
     names: dict[int, str] = {}
@@ -152,25 +176,31 @@ def _assign_names(found: list[tuple[str, Path, str, str | None, Path | None]]) -
         if len(holders) == 1:
             names[holders[0]] = stem
     taken = set(names.values())
-    for index, (stem, path, _, _, _) in enumerate(found):
+    for index, stem in enumerate(stems):
         if index in names:
             continue
-        digest = hashlib.sha256(bytes(path)).hexdigest()
+        digest = hashlib.sha256(identities[index]).hexdigest()
         base = safe_name(stem)[:80]
         for width in (8, 16, 32, 64):
             candidate = f"{base}-{digest[:width]}"
             if candidate not in taken:
                 break
-        else:  # the same path twice on the command line
+        else:  # the same identity twice (the same path twice on the command line)
             counter = 2
             while f"{candidate}-{counter}" in taken:
                 counter += 1
             candidate = f"{candidate}-{counter}"
         names[index] = candidate
         taken.add(candidate)
+    return [names[index] for index in range(len(stems))]
+
+
+def _assign_names(found: list[tuple[str, Path, str, str | None, Path | None]]) -> list[Entry]:
+    """Give each entry its name (see the module docstring)."""
+    names = unique_names([item[0] for item in found], [bytes(item[1]) for item in found])
     return [
-        Entry(names[i], path, shown, problem, folder)
-        for i, (_, path, shown, problem, folder) in enumerate(found)
+        Entry(name, path, shown, problem, folder)
+        for name, (_, path, shown, problem, folder) in zip(names, found, strict=True)
     ]
 
 
@@ -189,19 +219,19 @@ def scan(paths: Sequence[str | Path]) -> Scan:
         try:
             info = os.lstat(path)
         except FileNotFoundError:
-            found.append((_stem(path.name), path, _display(path), "not found", None))
+            found.append((stem_of(path.name), path, display_path(path), "not found", None))
             continue
         except OSError as error:
             problem = f"could not be read ({error.strerror})"
-            found.append((_stem(path.name), path, _display(path), problem, None))
+            found.append((stem_of(path.name), path, display_path(path), problem, None))
             continue
         if stat.S_ISDIR(info.st_mode):
             found += _scan_folder(path, skipped)
         elif stat.S_ISREG(info.st_mode):
-            found.append((_stem(path.name), path, _display(path), None, None))
+            found.append((stem_of(path.name), path, display_path(path), None, None))
         else:
             problem = f"{files.kind_of(info.st_mode)}, not a regular file: not read"
-            found.append((_stem(path.name), path, _display(path), problem, None))
+            found.append((stem_of(path.name), path, display_path(path), problem, None))
     return Scan(_assign_names(found), skipped)
 
 
@@ -210,29 +240,29 @@ def _scan_folder(folder: Path, skipped: list[tuple[str, str]]):
     try:
         descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as error:
-        skipped.append((_display(folder), f"the folder could not be read ({error.strerror})"))
+        skipped.append((display_path(folder), f"the folder could not be read ({error.strerror})"))
         return found
     try:
         with os.scandir(descriptor) as listing:
             names = sorted(entry.name for entry in listing)
         for name in names:
             path = folder / name
-            shown = _display(path)
+            shown = display_path(path)
             try:
                 info = os.lstat(name, dir_fd=descriptor)
             except OSError as error:
                 skipped.append((shown, f"could not be examined ({error.strerror})"))
                 continue
-            submission_like = _stem(name) != name and name.endswith(SUFFIXES)
+            submission_like = stem_of(name) != name and name.endswith(SUFFIXES)
             kind = files.kind_of(info.st_mode)
             if stat.S_ISREG(info.st_mode):
                 if submission_like:
-                    found.append((_stem(name), path, shown, None, folder))
+                    found.append((stem_of(name), path, shown, None, folder))
                 else:
                     skipped.append((shown, "not a .py or .ipynb file"))
             elif submission_like:
                 problem = f"{kind}, not a regular file: not read"
-                found.append((_stem(name), path, shown, problem, None))
+                found.append((stem_of(name), path, shown, problem, None))
             elif stat.S_ISDIR(info.st_mode):
                 skipped.append((shown, "a folder: submissions folders are read one level deep"))
             else:
@@ -293,6 +323,26 @@ def _join(cells: list[tuple[str, str]]) -> tuple[str, tuple[Cell, ...]]:
 # ---------------------------------------------------------------- reading
 
 
+def read_entry(entry: Entry, limit: int = MAX_BYTES) -> bytes:
+    """At most ``limit + 1`` bytes of an entry's file, never through a link (relative to the
+    folder it was found in, when it has one).
+
+    Raises
+    ------
+    rlfound.grading.intake.files.NotRegular
+        If the entry is a link, a folder, a FIFO, a socket or a device.
+    OSError
+        If it cannot be read.
+    """
+    if entry.dir_path is None:
+        return files.read_regular(entry.path, limit)
+    folder_fd = os.open(entry.dir_path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return files.read_regular(entry.path.name, limit, dir_fd=folder_fd)
+    finally:
+        os.close(folder_fd)
+
+
 def read_submission(path, name: str | None = None, *, entry: Entry | None = None) -> Submission:
     """Read one submission file; a problem becomes the submission's ``error``, not an
     exception. A link, a folder, a FIFO or a device is never opened for reading.
@@ -307,19 +357,14 @@ def read_submission(path, name: str | None = None, *, entry: Entry | None = None
     """
     path = Path(path)
     if entry is None:
-        entry = Entry(name or safe_name(_stem(path.name)), path, _display(path))
+        entry = Entry(name or safe_name(stem_of(path.name)), path, display_path(path))
     name = entry.name
     if entry.problem is not None:
         return Submission(
             name, path, None, f"submission {entry.problem}", file_name=entry.file_name
         )
-    folder_fd = None
     try:
-        if entry.dir_path is not None:
-            folder_fd = os.open(entry.dir_path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            data = files.read_regular(path.name, MAX_BYTES, dir_fd=folder_fd)
-        else:
-            data = files.read_regular(path, MAX_BYTES)
+        data = read_entry(entry)
     except files.NotRegular as error:
         return Submission(
             name,
@@ -338,9 +383,6 @@ def read_submission(path, name: str | None = None, *, entry: Entry | None = None
             f"submission could not be read ({error.strerror or error})",
             file_name=entry.file_name,
         )
-    finally:
-        if folder_fd is not None:
-            os.close(folder_fd)
     if len(data) > MAX_BYTES:
         return Submission(
             name,
