@@ -10,10 +10,19 @@ that compare ``gae_recursive`` where gamma is not 1.
 from __future__ import annotations
 
 import csv
+import json
 import shutil
+import zipfile
 
 import pytest
-from _grading_helpers import BUGGY_GAE, REPO, run_cli
+from _grading_helpers import (
+    BUGGY_GAE,
+    REPO,
+    requirements_only_venv,
+    run_autograder,
+    run_cli,
+    unpack_like_gradescope,
+)
 
 from rlfound.grading.authoring import public
 from rlfound.grading.authoring.spec import load_exercises
@@ -248,3 +257,39 @@ def test_bad_course_input_is_exit_2_naming_it(capsys, course):
         str(course / "out"), "--manual", str(course / "manual.csv"),
     )  # fmt: skip
     assert (status, _last(err)) == (2, "rlfound: error: argument --manual: needs --assignment FILE")
+
+
+def test_one_gradescope_autograder_grades_the_whole_hand_in(capsys, course):
+    bundle = course / "hw1.zip"
+    status, _, err = run_cli(
+        capsys, "gradescope", "--assignment", str(course / "hw1.toml"), "-o", str(bundle),
+        "--seed", "0",
+    )  # fmt: skip
+    assert status == 0, err
+    assert "add the parts graded by hand as manually graded questions" in err
+    with zipfile.ZipFile(bundle) as archive:
+        names = set(archive.namelist())
+        run = archive.read("run_autograder").decode()
+    assert {
+        "rlfound_instructor/gae_recursion.py",
+        "rlfound_instructor/group_advantages.py",
+        "rlfound_instructor/graded/gae_recursion.py",
+        "rlfound_instructor/graded/group_advantages.py",
+    } <= names
+    assert "--exercise gae-recursion --exercise group-advantages --seed 0" in run
+    root = course / "autograder"
+    script = unpack_like_gradescope(bundle, root)
+    requirements_only_venv(root)
+    (root / "submission" / "gae_recursion.py").write_text(_reference("gae_recursion.py"))
+    (root / "submission" / "group_advantages.py").write_text(public.public_starter(GROUP))
+    completed = run_autograder(script, root)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    document = json.loads((root / "results" / "results.json").read_text())
+    # The reference scores every automatic point of gae-recursion, the starter none.
+    assert document["score"] == GAE.max_score
+    tests = document["tests"]
+    assert sum(t["max_score"] for t in tests) == GAE.max_score + GROUP.max_score
+    assert {t["name"].split(": ")[0] for t in tests} == {"gae-recursion", "group-advantages"}
+    by_hand = [t for t in tests if "(graded by hand)" in t["name"]]
+    assert len(by_hand) == len(GAE.manual) + len(GROUP.manual)
+    assert all(t["max_score"] == 0 for t in by_hand)  # automatic points only
