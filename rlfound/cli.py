@@ -175,8 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
         "targets",
         metavar="EXERCISE SUBMISSION",
         nargs="+",
-        help="an exercise id and .py or .ipynb files or folders of them; with --assignment, "
-        "one folder (or zip) of the class's hand-ins",
+        help="an exercise id, then hand-ins (.py, .ipynb, .zip) or a class's folder or zip of "
+        "them (per-student folders and zips, a Canvas bulk download, a Gradescope export); "
+        "with --assignment, only the class's folder or zip",
     )
     grade.add_argument("--out", metavar="DIR", required=True, help="folder for the reports")
     grade.add_argument(

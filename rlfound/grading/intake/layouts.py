@@ -59,6 +59,7 @@ __all__ = [
     "HandIn",
     "collect",
     "collect_all",
+    "exercise_entry",
     "find_exercise_file",
 ]
 
@@ -86,7 +87,8 @@ class HandIn:
     ``submitted_at`` comes only from the layout's metadata (Gradescope's), never from a file's
     modification time; ``late_mark`` is Canvas's mark in the file names (None when the layout
     has none). ``problem`` says why the hand-in cannot be read at all (a refused zip); it is a
-    failure of this student only. ``skipped`` lists ``(name, reason)`` of what was left out.
+    failure of this student only. ``skipped`` lists ``(name, reason)`` of what was left out;
+    ``source`` is where the hand-in is (its folder, zip or first file; inert, capped).
     """
 
     student: str
@@ -97,6 +99,7 @@ class HandIn:
     late_mark: bool | None = None
     problem: str | None = None
     skipped: tuple[tuple[str, str], ...] = ()
+    source: str = ""
     # Keeps the folder its archive was extracted to alive as long as the hand-in is.
     workspace: object = dataclasses.field(default=None, repr=False, compare=False)
 
@@ -130,6 +133,7 @@ class _Found:
     stem: str
     identity: bytes
     layout: str
+    source: str
     files: list[tuple[Path, str, str | None, Path | None]] = dataclasses.field(default_factory=list)
     skipped: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     lms_id: str | None = None
@@ -262,7 +266,8 @@ class _Collector:
         """An entry named like a hand-in that is not a regular file: a row with the reason."""
         stem = _zip_stem(name) if _is_zip(name) else submissions.stem_of(name)
         problem = f"{files.kind_of(mode)}, not a regular file: not read"
-        item = _Found(stem, bytes(path), "zip" if _is_zip(name) else "file", problem=problem)
+        layout = "zip" if _is_zip(name) else "file"
+        item = _Found(stem, bytes(path), layout, shown, problem=problem)
         item.files.append((path, shown, problem, None))
         self.found.append(item)
 
@@ -273,7 +278,7 @@ class _Collector:
         except archives.ArchiveError as error:
             members, refused = None, error
         if members is None or not _is_class_archive(members):
-            item = _Found(_zip_stem(path.name), bytes(path), "zip")
+            item = _Found(_zip_stem(path.name), bytes(path), "zip", shown)
             if members is None:
                 item.problem = f"{shown} was not extracted: {refused}"
             else:
@@ -295,7 +300,7 @@ class _Collector:
         """Extract one student's zip into ``item`` (a refused zip is ``item``'s problem)."""
         destination = self.workspace.new_folder()
         try:
-            extracted = archives.extract(path, destination, _choose_for_hand_in)
+            extracted = archives.extract(path, destination, _choose_for_hand_in, archives.HAND_IN)
         except archives.ArchiveError as error:
             item.problem = f"{shown} was not extracted: {error}"
             return
@@ -336,7 +341,7 @@ class _Collector:
                 self.skipped.append((entry_shown, f"could not be examined ({error.strerror})"))
                 continue
             if stat.S_ISDIR(mode) and not _is_code(name):
-                item = _Found(name, identity, "folder")
+                item = _Found(name, identity, "folder", entry_shown)
                 self.walk(item, path, entry_shown)
                 self.found.append(item)
             elif stat.S_ISREG(mode) and (_is_code(name) or _is_zip(name)):
@@ -355,7 +360,8 @@ class _Collector:
             item = canvas.get((parsed.student, parsed.user_id))
             if item is None:
                 who = f"canvas:{parsed.user_id}:{parsed.student}"
-                item = _Found(parsed.student, who.encode("utf-8", "surrogateescape"), "canvas")
+                who = who.encode("utf-8", "surrogateescape")
+                item = _Found(parsed.student, who, "canvas", shown)
                 item.lms_id, item.late_mark = parsed.user_id, False
                 canvas[(parsed.student, parsed.user_id)] = item
                 self.found.append(item)
@@ -369,10 +375,10 @@ class _Collector:
             return
         identity = bytes(path) if identity is None else identity
         if _is_zip(name):
-            item = _Found(_zip_stem(name), identity, "zip")
+            item = _Found(_zip_stem(name), identity, "zip", shown)
             self.add_zip(item, path, shown)
         else:
-            item = _Found(submissions.stem_of(name), identity, _layout_of(name))
+            item = _Found(submissions.stem_of(name), identity, _layout_of(name), shown)
             item.files.append((path, shown, None, folder))
         self.found.append(item)
 
@@ -383,11 +389,13 @@ class _Collector:
         try:
             data = files.read_regular(folder / lms.METADATA_NAME, lms.MAX_METADATA_BYTES)
             metadata = lms.gradescope_metadata(data)
-        except (OSError, ValueError) as error:
-            detail = error.strerror if isinstance(error, OSError) else str(error)
+        except OSError as error:
             raise ValueError(
-                f"submissions path {shown}: {lms.METADATA_NAME} could not be read ({detail})"
+                f"submissions path {shown}: {lms.METADATA_NAME} could not be read "
+                f"({error.strerror or error})"
             ) from None
+        except ValueError as error:
+            raise ValueError(f"submissions path {shown}: {error}") from None
         for name in names:
             path = folder / name
             entry_shown = _shown(f"{shown}/{name}")
@@ -398,7 +406,7 @@ class _Collector:
                 why = hidden or "not a submission folder of the Gradescope export"
                 self.skipped.append((entry_shown, why))
                 continue
-            template = _Found(name, f"gradescope:{name}".encode(), "gradescope")
+            template = _Found(name, f"gradescope:{name}".encode(), "gradescope", entry_shown)
             self.walk(template, path, entry_shown)
             entry = metadata.get(name)
             people = entry.submitters if entry is not None else ()
@@ -479,6 +487,7 @@ def _hand_in(key: str, item: _Found, workspace) -> HandIn:
         item.late_mark,
         item.problem,
         tuple(_capped(item.skipped)),
+        item.source,
         workspace,
     )
 
@@ -548,37 +557,35 @@ def _is_class_archive(members: list[archives.Member]) -> bool:
 # ---------------------------------------------------------------- which file answers what
 
 
-def _declared_exercise(entry: Entry) -> str | None:
-    """The exercise a file's ``# rlfound exercise:`` header names (in a notebook: in one of
-    its code cells), or None (no header, or the file cannot be read)."""
-    from rlfound.grading.authoring.starter import exercise_of
+def _declared_exercises(entry: Entry) -> frozenset[str]:
+    """The exercises a file's ``# rlfound exercise:`` headers name (in a notebook: in its code
+    cells); empty when it has none or cannot be read."""
+    from rlfound.grading.authoring.starter import MARKER
 
     if entry.problem is not None:
-        return None
+        return frozenset()
     try:
         data = submissions.read_entry(entry)
     except OSError:
-        return None
+        return frozenset()
     if len(data) > submissions.MAX_BYTES:
-        return None
+        return frozenset()
     source = data.decode("utf-8-sig", errors="replace")
     if entry.path.name.endswith(".ipynb"):
         try:
             notebook = json.loads(source)
         except (ValueError, RecursionError):
-            return None
+            return frozenset()
         cells = notebook.get("cells") if isinstance(notebook, dict) else None
+        texts = []
         for cell in cells if isinstance(cells, list) else []:
-            if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-                continue
-            lines = cell.get("source")
-            if isinstance(lines, list):
-                lines = "".join(line for line in lines if isinstance(line, str))
-            found = exercise_of(lines) if isinstance(lines, str) else None
-            if found is not None:
-                return found
-        return None
-    return exercise_of(source)
+            if isinstance(cell, dict) and cell.get("cell_type") == "code":
+                lines = cell.get("source")
+                if isinstance(lines, list):
+                    lines = "".join(line for line in lines if isinstance(line, str))
+                texts.append(lines if isinstance(lines, str) else "")
+        source = "\n".join(texts)
+    return frozenset(match["id"] for match in MARKER.finditer(source))
 
 
 def _plain_stem(entry: Entry, hand_in: HandIn) -> str:
@@ -619,9 +626,9 @@ def find_exercise_file(hand_in: HandIn, exercise: str, module: str) -> Entry | N
     ValueError
         If two files claim the exercise the same way (the message names both).
     """
-    declared = [_declared_exercise(entry) for entry in hand_in.files]
-    by_header = [e for e, d in zip(hand_in.files, declared, strict=True) if d == exercise]
-    unclaimed = [e for e, d in zip(hand_in.files, declared, strict=True) if d is None]
+    declared = [_declared_exercises(entry) for entry in hand_in.files]
+    by_header = [e for e, d in zip(hand_in.files, declared, strict=True) if exercise in d]
+    unclaimed = [e for e, d in zip(hand_in.files, declared, strict=True) if not d]
     wanted = {module.lower().replace("-", "_"), exercise.lower().replace("-", "_")}
     by_name = [e for e in unclaimed if _plain_stem(e, hand_in) in wanted]
     for how, candidates in (("its header", by_header), ("their names", by_name)):
@@ -636,3 +643,31 @@ def find_exercise_file(hand_in: HandIn, exercise: str, module: str) -> Entry | N
     if len(hand_in.files) == 1 and unclaimed:
         return unclaimed[0]
     return None
+
+
+def exercise_entry(hand_in: HandIn, exercise: str, module: str | None = None) -> Entry:
+    """The entry to grade for ``exercise`` in ``hand_in``: the file that answers it
+    (:func:`find_exercise_file`), or an entry whose ``problem`` says why there is none (the
+    hand-in was refused, holds no file for it, or two files claim it).
+
+    ``module`` defaults to the exercise id with ``_`` for ``-`` (the starter's file name).
+    """
+    module = module or exercise.replace("-", "_")
+    anchor = hand_in.files[0].path if hand_in.files else Path(hand_in.source or hand_in.student)
+    shown = hand_in.source or hand_in.student
+
+    def failed(problem: str) -> Entry:
+        return Entry(hand_in.student, anchor, shown, text.clean(problem, text.ERROR_CHARS))
+
+    if hand_in.problem is not None:
+        return failed(hand_in.problem)
+    try:
+        found = find_exercise_file(hand_in, exercise, module)
+    except ValueError as error:
+        return failed(f"not graded: {error}")
+    if found is None:
+        return failed(
+            f"has no file for {exercise}: none has its '# rlfound exercise: {exercise}' header "
+            f"or is named {module}.py or {module}.ipynb"
+        )
+    return found

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from rlfound.grading.intake import submissions, text
+from rlfound.grading.intake import layouts, submissions, text
 from rlfound.grading.output import report
 from rlfound.grading.sandbox import stopping
 from rlfound.grading.scoring.grader import Grader
@@ -83,7 +83,10 @@ def grade_batch(
     grader : Grader
         The grader of the exercise.
     paths : sequence of path
-        Submission files or folders of them.
+        Hand-ins, or folders or archives of them, in any layout
+        :func:`rlfound.grading.intake.collect` reads (files, notebooks, per-student folders
+        and zips, Canvas and Gradescope downloads); each student's file for the exercise is
+        found by its header or name (:func:`rlfound.grading.intake.find_exercise_file`).
     out_dir : path
         Where the reports go (created if needed).
     jobs : int
@@ -100,6 +103,9 @@ def grade_batch(
 
     Raises
     ------
+    ValueError
+        Naming a path of ``paths`` that does not exist or holds no submission (nothing is
+        graded).
     OSError
         If ``grades.csv`` or ``skipped.csv`` cannot be written, or does not read back as
         written.
@@ -108,20 +114,22 @@ def grade_batch(
         submissions being graded are given up, their workers closed, and the class's files
         are not written; the reports of the submissions graded before stay.
     """
+    collected = layouts.collect_all(paths)
+    entries = [layouts.exercise_entry(hand_in, grader.exercise.id) for hand_in in collected]
+    skipped = [*collected.skipped, *(item for h in collected for item in h.skipped)]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    scan = submissions.scan(list(paths))
     if progress is None:
         progress = sys.stderr.isatty()
     from tqdm import tqdm
 
-    bar = tqdm(total=len(scan.entries), unit="submission", disable=not progress, file=sys.stderr)
+    bar = tqdm(total=len(entries), unit="submission", disable=not progress, file=sys.stderr)
     results = Graded()
     with (
         contextlib.closing(bar),
         concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
     ):
-        futures = [pool.submit(grade_one, grader, entry, out_dir) for entry in scan.entries]
+        futures = [pool.submit(grade_one, grader, entry, out_dir) for entry in entries]
         try:
             for future in concurrent.futures.as_completed(futures):
                 result = future.result()
@@ -138,7 +146,7 @@ def grade_batch(
                 pool.shutdown(wait=True, cancel_futures=True)
             raise
     results.sort(key=lambda r: r.name)
-    results.skipped = list(scan.skipped)
+    results.skipped = skipped
     # Every worker is closed: its processes are dead. Only now the class's files are written.
     grades = report.grades_csv(grader.check_names, results)
     skipped = report.skipped_csv(results.skipped)
