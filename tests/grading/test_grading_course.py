@@ -10,6 +10,7 @@ import json
 import textwrap
 
 import pytest
+from _course_helpers import hw1_toml
 from _grading_helpers import run_cli
 
 from rlfound.grading.authoring.spec import load_exercises
@@ -28,14 +29,7 @@ from rlfound.grading.course import (
 from rlfound.grading.course.manual import ManualPoints
 
 EXERCISES = load_exercises()
-HW1 = """\
-name = "Homework 1"
-exercises = ["gae-recursion", "group-advantages"]
-due = 2026-03-02T23:59:00-05:00
-late_penalty_per_day = 0.1
-max_late_days = 3
-grace_minutes = 10
-"""
+HW1 = hw1_toml(penalty=0.1, max_late_days=3, grace_minutes=10)
 #: Points of the two exercises (automatic, by hand), read off their specifications.
 GAE = (EXERCISES["gae-recursion"].max_score, EXERCISES["gae-recursion"].manual_points)
 GROUP = (EXERCISES["group-advantages"].max_score, EXERCISES["group-advantages"].manual_points)

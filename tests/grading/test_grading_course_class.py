@@ -17,6 +17,7 @@ import math
 
 import pytest
 from _class_fixtures import MISSING, make_mixed_class
+from _course_helpers import hw1_toml
 from _grading_helpers import run_cli
 
 from rlfound.grading.authoring.spec import load_exercises
@@ -27,14 +28,7 @@ AUTOMATIC = {e: EXERCISES[e].max_score for e in IDS}
 BY_HAND = {e: EXERCISES[e].manual_points for e in IDS}
 MAX_TOTAL = sum(AUTOMATIC.values()) + sum(BY_HAND.values())
 PENALTY, MAX_LATE = 0.1, 3
-HW1 = f"""\
-name = "Homework 1"
-exercises = ["gae-recursion", "group-advantages"]
-due = "2026-03-02T23:59:00-05:00"
-late_penalty_per_day = {PENALTY}
-max_late_days = {MAX_LATE}
-grace_minutes = 10
-"""
+HW1 = hw1_toml(penalty=PENALTY, max_late_days=MAX_LATE, grace_minutes=10)
 #: Submission times given with --submitted, and the late days each is, by hand: on time up to
 #: 2026-03-03T00:09:00-05:00 (due + grace) = 05:09:00Z.
 SUBMITTED = {

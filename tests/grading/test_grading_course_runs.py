@@ -15,6 +15,7 @@ import shutil
 import zipfile
 
 import pytest
+from _course_helpers import hw1_toml
 from _grading_helpers import (
     BUGGY_GAE,
     REPO,
@@ -30,13 +31,7 @@ from rlfound.grading.authoring.spec import load_exercises
 EXERCISES = load_exercises()
 GAE, GROUP = EXERCISES["gae-recursion"], EXERCISES["group-advantages"]
 FAST = ("--mode", "default", "--seed", "0", "--jobs", "2", "--no-progress")
-HW1 = """\
-name = "Homework 1"
-exercises = ["gae-recursion", "group-advantages"]
-due = 2026-03-02T23:59:00-05:00
-late_penalty_per_day = 0.25
-max_late_days = 2
-"""
+HW1 = hw1_toml(penalty=0.25, max_late_days=2)
 
 
 def without(exercise, *checks):
