@@ -185,40 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _seed_options(grade)
     grade.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-    course = grade.add_argument_group("an assignment (see `rlfound assignment check`)")
-    course.add_argument("--assignment", metavar="FILE", help="the assignment file (TOML)")
-    course.add_argument(
-        "--roster", metavar="FILE", help="CSV: student,id[,name,sis_user_id,sis_login_id,section]"
-    )
-    course.add_argument("--submitted", metavar="FILE", help="CSV: student,submitted_at")
-    course.add_argument("--extensions", metavar="FILE", help="CSV: student,days")
-    course.add_argument(
-        "--manual", metavar="FILE", help="CSV: student,exercise,item,points,comment"
-    )
-    course.add_argument(
-        "--force", action="store_true", help="replace an --out folder that is not empty"
-    )
-    course.add_argument(
-        "--only", metavar="STUDENT", help="regrade one student, keeping every other row"
-    )
+    from rlfound.grading.course import commands as course
 
-    assignment = commands.add_parser(
-        "assignment", parents=[common], help="check an assignment file"
-    )
-    assignment_commands = assignment.add_subparsers(dest="action", required=True, metavar="ACTION")
-    assignment_check = assignment_commands.add_parser(
-        "check", parents=[common], help="read an assignment file and say what it means"
-    )
-    assignment_check.add_argument("file", metavar="FILE", help="the assignment file (TOML)")
-
-    export = commands.add_parser("export", help="export grades to a learning-management system")
-    export_formats = export.add_subparsers(dest="format", required=True, metavar="FORMAT")
-    canvas = export_formats.add_parser(
-        "canvas", parents=[common], help="Canvas's gradebook import CSV"
-    )
-    canvas.add_argument("dir", metavar="DIR", help="the --out folder of grade --assignment")
-    canvas.add_argument("--roster", metavar="FILE", required=True, help="the course roster")
-    canvas.add_argument("-o", "--output", metavar="FILE", required=True, help="the CSV to write")
+    course.add_options(grade, commands, common)
 
     gradescope = commands.add_parser(
         "gradescope", parents=[common], help="build a Gradescope autograder zip"
@@ -622,25 +591,7 @@ def _course(parser, args, exercises) -> int:
         return commands.export_canvas(args)
     if args.command == "gradescope":
         return _gradescope_assignment(args, exercises)
-    return commands.grade(args, exercises, lambda assignment: _graders(args, assignment))
-
-
-def _graders(args, assignment) -> dict:
-    from rlfound.grading.authoring.instructor import InstructorMissing
-    from rlfound.grading.authoring.secret import resolve_seed
-    from rlfound.grading.sandbox import describe_mode
-    from rlfound.grading.scoring.grader import Grader
-
-    if not all(exercise.complete for exercise in assignment.exercises):
-        raise InstructorMissing("rlfound grade")
-    seed, origin = resolve_seed(args.seed, public_seed=args.public_seed)
-    graders = {
-        e.id: Grader(e, seed=seed, mode=args.mode, limits=_limits(args))
-        for e in assignment.exercises
-    }
-    print(describe_mode(next(iter(graders.values())).mode), file=sys.stderr)
-    print(f"graded-only inputs from {origin}", file=sys.stderr)
-    return graders
+    return commands.grade(args, exercises, _limits(args))
 
 
 def _gradescope_assignment(args, exercises) -> int:

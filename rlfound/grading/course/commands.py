@@ -22,10 +22,69 @@ from rlfound.grading.course.run import Inputs, grade_assignment
 from rlfound.grading.course.tables import read_roster
 from rlfound.grading.output.atomic import write_atomic
 
-__all__ = ["assignment_check", "export_canvas", "grade", "read_assignment"]
+__all__ = [
+    "add_options",
+    "assignment_check",
+    "export_canvas",
+    "grade",
+    "graders",
+    "read_assignment",
+]
 
 #: Names shown in a summary before "... and N more".
 _SHOWN = 20
+
+
+def add_options(grade, commands, common) -> None:
+    """Add the course's options to the ``grade`` parser and the ``assignment`` and ``export``
+    subcommands to ``commands`` (``common``: the options every subcommand has)."""
+    course = grade.add_argument_group("an assignment (see `rlfound assignment check`)")
+    course.add_argument("--assignment", metavar="FILE", help="the assignment file (TOML)")
+    course.add_argument(
+        "--roster", metavar="FILE", help="CSV: student,id[,name,sis_user_id,sis_login_id,section]"
+    )
+    course.add_argument("--submitted", metavar="FILE", help="CSV: student,submitted_at")
+    course.add_argument("--extensions", metavar="FILE", help="CSV: student,days")
+    course.add_argument(
+        "--manual", metavar="FILE", help="CSV: student,exercise,item,points,comment"
+    )
+    course.add_argument(
+        "--force", action="store_true", help="replace an --out folder that is not empty"
+    )
+    course.add_argument(
+        "--only", metavar="STUDENT", help="regrade one student, keeping every other row"
+    )
+    assignment = commands.add_parser(
+        "assignment", parents=[common], help="check an assignment file"
+    )
+    actions = assignment.add_subparsers(dest="action", required=True, metavar="ACTION")
+    check = actions.add_parser(
+        "check", parents=[common], help="read an assignment file and say what it means"
+    )
+    check.add_argument("file", metavar="FILE", help="the assignment file (TOML)")
+    export = commands.add_parser("export", help="export grades to a learning-management system")
+    formats = export.add_subparsers(dest="format", required=True, metavar="FORMAT")
+    canvas = formats.add_parser("canvas", parents=[common], help="Canvas's gradebook import CSV")
+    canvas.add_argument("dir", metavar="DIR", help="the --out folder of grade --assignment")
+    canvas.add_argument("--roster", metavar="FILE", required=True, help="the course roster")
+    canvas.add_argument("-o", "--output", metavar="FILE", required=True, help="the CSV to write")
+
+
+def graders(args, assignment: Assignment, limits) -> dict:
+    """One :class:`~rlfound.grading.scoring.grader.Grader` per exercise, with the command's
+    seed (:func:`~rlfound.grading.authoring.secret.resolve_seed`), mode and ``limits``."""
+    from rlfound.grading.authoring.instructor import InstructorMissing
+    from rlfound.grading.authoring.secret import resolve_seed
+    from rlfound.grading.sandbox import describe_mode
+    from rlfound.grading.scoring.grader import Grader
+
+    if not all(exercise.complete for exercise in assignment.exercises):
+        raise InstructorMissing("rlfound grade")
+    seed, origin = resolve_seed(args.seed, public_seed=args.public_seed)
+    made = {e.id: Grader(e, seed=seed, mode=args.mode, limits=limits) for e in assignment.exercises}
+    print(describe_mode(next(iter(made.values())).mode), file=sys.stderr)
+    print(f"graded-only inputs from {origin}", file=sys.stderr)
+    return made
 
 
 def read_assignment(path: str, exercises: Mapping[str, Exercise], argument: str) -> Assignment:
@@ -63,10 +122,9 @@ def _names(names: list[str]) -> str:
     return shown + (f" ... and {len(names) - _SHOWN} more" if len(names) > _SHOWN else "")
 
 
-def grade(args, exercises: Mapping[str, Exercise], graders_for) -> int:
-    """``rlfound grade --assignment FILE SUBMISSIONS --out DIR``.
+def grade(args, exercises: Mapping[str, Exercise], limits) -> int:
+    """``rlfound grade --assignment FILE SUBMISSIONS --out DIR`` (``limits``: the workers').
 
-    ``graders_for(assignment)`` makes the graders (the command's seed, mode and limits).
     Returns 0 when every hand-in was graded, 1 when the grader itself failed on some.
     """
     assignment = read_assignment(args.assignment, exercises, "--assignment")
@@ -82,12 +140,11 @@ def grade(args, exercises: Mapping[str, Exercise], graders_for) -> int:
         extensions=_path(args.extensions),
         manual=_path(args.manual),
     )
-    graders = graders_for(assignment)
     outcome = grade_assignment(
         assignment,
         source,
         args.out,
-        graders,
+        graders(args, assignment, limits),
         inputs,
         force=args.force,
         only=args.only,
