@@ -288,3 +288,24 @@ def test_one_gradescope_autograder_grades_the_whole_hand_in(capsys, course):
     by_hand = [t for t in tests if "(graded by hand)" in t["name"]]
     assert len(by_hand) == len(GAE.manual) + len(GROUP.manual)
     assert all(t["max_score"] == 0 for t in by_hand)  # automatic points only
+
+
+def test_a_hand_in_the_roster_lacks_is_graded_and_the_canvas_export_refuses_it(capsys, course):
+    (course / "hand-ins" / "dave").mkdir()
+    (course / "hand-ins" / "dave" / "gae_recursion.py").write_text(_reference("gae_recursion.py"))
+    status, _, err = _grade(capsys, course)
+    assert status == 0, err
+    dave = _rows(course / "out" / "grades.csv")["dave"]
+    assert (dave["gae-recursion"], dave["group-advantages"]) == (f"{GAE.max_score:g}", "0")
+    assert dave["status"].startswith("not in the roster; ")
+    target = course / "canvas.csv"
+    status, _, err = run_cli(
+        capsys, "export", "canvas", str(course / "out"), "--roster",
+        str(course / "roster.csv"), "-o", str(target),
+    )  # fmt: skip
+    assert (status, _last(err)) == (
+        2,
+        "rlfound: error: argument DIR: 1 graded student(s) not in the roster: dave; add them "
+        "to the roster (or remove their hand-ins) and grade again",
+    )
+    assert not target.exists()
