@@ -1,7 +1,8 @@
 """Points graded by hand: ``manual.csv`` merged into the grade sheet.
 
 ``manual.csv`` has the columns ``student,exercise,item,points,comment`` (``item`` and
-``comment`` may be left out as columns). ``item`` names one part graded by hand of the
+``comment`` may be left out as columns; the template's ``max_points`` and ``answer`` columns
+are ignored). ``item`` names one part graded by hand of the
 exercise (:class:`~rlfound.grading.authoring.spec.Manual`); it may be blank when the exercise
 has exactly one. Blank ``points`` mean "not graded yet": the item counts 0 and the student's
 ``status`` says how many items wait. A value above the item's maximum, a negative or
@@ -20,6 +21,10 @@ from rlfound.grading.course.assignment import Assignment
 from rlfound.grading.course.tables import read_rows
 
 __all__ = ["ManualPoints", "items", "read_manual"]
+
+#: Columns of ``rlfound manual``'s template that are there for the grader to read (the item's
+#: maximum, the student's answer) and that the merge ignores.
+_REFERENCE_COLUMNS = ("max_points", "answer")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +62,8 @@ def read_manual(
     parts = {e.id: {part.name: part.points for part in e.manual} for e in assignment.exercises}
     merged: dict[tuple[str, str, str], ManualPoints] = {}
     first: dict[tuple[str, str, str], str] = {}
-    for where, row in read_rows(path, ("student", "exercise", "points"), ("item", "comment")):
+    optional = ("item", "comment", *_REFERENCE_COLUMNS)
+    for where, row in read_rows(path, ("student", "exercise", "points"), optional):
         student, exercise, item = row["student"], row["exercise"], row.get("item", "")
         if student not in students:
             raise ValueError(f"{where}: unknown student {student!r}")
