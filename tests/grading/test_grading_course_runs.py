@@ -111,6 +111,10 @@ def test_an_assignment_grades_every_student_with_manual_points_and_late_days(cap
     status, _, err = _grade(capsys, course, *extra)
     assert status == 0, err
     assert "no hand-in from 1 roster student(s) (0 points): carol" in err
+    # Off a terminal, one plain line per exercise graded (two students, two exercises).
+    lines = [line for line in err.splitlines() if line.startswith("[")]
+    assert sorted(line.split("] ")[0] for line in lines) == ["[1/4", "[2/4", "[3/4", "[4/4"]
+    assert f"alice gae-recursion: {GAE.max_score:g} / {GAE.max_score:g}" in err
     rows = _rows(course / "out" / "grades.csv")
     assert list(rows) == ["alice", "bob", "carol"]
     assert list(rows["alice"]) == [

@@ -298,7 +298,8 @@ def _ignore_student(out: Path, student: str):
 
 
 def _grade_all(graders, assignment, todo, stage, jobs, progress):
-    """``{student: {exercise id: result}}`` for every hand-in in ``todo``."""
+    """``{student: {exercise id: result}}`` for every hand-in in ``todo``; a progress bar on a
+    terminal (``progress`` True), else one plain line per exercise graded."""
     if progress is None:
         progress = sys.stderr.isatty()
     from tqdm import tqdm
@@ -318,10 +319,17 @@ def _grade_all(graders, assignment, todo, stage, jobs, progress):
             for student, hand_in, grader in tasks
         }
         try:
-            for future in concurrent.futures.as_completed(futures):
+            for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                 student, exercise_id = futures[future]
-                results[student][exercise_id] = future.result()
+                result = results[student][exercise_id] = future.result()
                 bar.update()
+                if not progress:
+                    print(
+                        f"[{done}/{len(tasks)}] {student} {exercise_id}: "
+                        f"{result.score:g} / {result.max_score:g}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
         except BaseException:
             with stopping.stop_workers():
                 pool.shutdown(wait=True, cancel_futures=True)
