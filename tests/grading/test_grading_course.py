@@ -442,3 +442,53 @@ def test_an_output_folder_that_is_not_empty_needs_force(tmp_path):
         folders.swap_in(stage, out)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing beside it
     assert [p.name for p in out.iterdir()] == ["alice"]  # nothing stale in it
+
+
+def _argv_cases(tmp_path):
+    toml = _write(tmp_path, "hw1.toml", HW1)
+    roster = _write(tmp_path, "roster.csv", "student,id\nalice,1\nalice,2\n")
+    (tmp_path / "hand-ins").mkdir()
+    grade = ["grade", "--assignment", str(toml), str(tmp_path / "hand-ins")]
+    return [
+        (
+            [*grade, "--out", str(tmp_path / "o"), "--roster", str(roster)],
+            f"argument --roster: {roster}:3: student 'alice' is listed twice (first at {roster}:2)",
+        ),
+        (
+            [*grade, str(tmp_path), "--out", str(tmp_path / "o")],
+            "argument SUBMISSIONS: with --assignment, give one folder (or zip) of hand-ins; "
+            "got 2 paths",
+        ),
+        (
+            ["gradescope", "gae-recursion", "--assignment", str(toml)],
+            "argument EXERCISE: give an exercise id or --assignment, not both",
+        ),
+        (
+            ["gradescope", "--assignment", str(tmp_path / "none.toml")],
+            f"argument --assignment: {tmp_path / 'none.toml'}: no such file",
+        ),
+        (["gradescope"], "argument EXERCISE: give an exercise id, or --assignment FILE"),
+        (
+            ["export", "canvas", str(tmp_path), "--roster", str(roster), "-o", "x.csv"],
+            f"argument --roster: {roster}:3: student 'alice' is listed twice (first at {roster}:2)",
+        ),
+    ]
+
+
+def test_course_command_lines_that_cannot_work_are_exit_2_naming_the_argument(capsys, tmp_path):
+    for argv, message in _argv_cases(tmp_path):
+        status, _, err = run_cli(capsys, *argv)
+        assert (status, err.splitlines()[-1]) == (2, f"rlfound: error: {message}"), argv
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_canvas_export_needs_an_assignments_output(capsys, tmp_path):
+    roster = _write(tmp_path, "roster.csv", ROSTER)
+    status, _, err = run_cli(
+        capsys, "export", "canvas", str(tmp_path), "--roster", str(roster), "-o", "x.csv"
+    )
+    assert (status, err.splitlines()[-1]) == (
+        2,
+        f"rlfound: error: argument DIR: {tmp_path} is not the output of `rlfound grade "
+        "--assignment` (no readable course.json)",
+    )
