@@ -143,13 +143,17 @@ class _Found:
 
 
 def _capped(skipped: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    if len(skipped) <= MAX_SKIPPED:
-        return skipped
-    more = len(skipped) - MAX_SKIPPED
-    return [*skipped[:MAX_SKIPPED], (f"... and {more} more", "not listed")]
+    """At most :data:`MAX_SKIPPED` entries, each name inert and capped, and a count of the
+    rest."""
+    kept = [(_shown(name), why) for name, why in skipped[:MAX_SKIPPED]]
+    if len(skipped) > MAX_SKIPPED:
+        kept.append((f"... and {len(skipped) - MAX_SKIPPED} more", "not listed"))
+    return kept
 
 
 def _shown(raw: str) -> str:
+    """A name for a report: inert and capped (the raw text is kept until then, so that a
+    path is cut once, at its end)."""
     return text.clean(raw, text.NAME_CHARS)
 
 
@@ -242,14 +246,14 @@ class _Collector:
     # ------------------------------------------------------------ what was named
 
     def path(self, path: Path) -> None:
-        shown = submissions.display_path(path)
+        shown = submissions.path_text(path)
         try:
             info = os.lstat(path)
         except FileNotFoundError:
-            raise ValueError(f"submissions path {shown} does not exist") from None
+            raise ValueError(f"submissions path {_shown(shown)} does not exist") from None
         except OSError as error:
             raise ValueError(
-                f"submissions path {shown} could not be read ({error.strerror})"
+                f"submissions path {_shown(shown)} could not be read ({error.strerror})"
             ) from None
         if stat.S_ISDIR(info.st_mode):
             self.class_folder(path, shown)
@@ -287,13 +291,14 @@ class _Collector:
             return
         destination = self.workspace.new_folder()
         try:
-            archives.extract(path, destination, _choose_for_class, archives.CLASS)
+            extracted = archives.extract(path, destination, _choose_for_class, archives.CLASS)
         except archives.ArchiveError as error:
-            raise ValueError(f"submissions path {shown}: {error}") from None
+            raise ValueError(f"submissions path {_shown(shown)}: {error}") from None
+        self.skipped += [(f"{shown}/{name}", why) for name, why in extracted.skipped]
         root, shown_root = destination, shown
         visible = [name for name in sorted(os.listdir(root)) if not archives.hidden_reason(name)]
         if len(visible) == 1 and (root / visible[0]).is_dir():
-            root, shown_root = root / visible[0], f"{shown}/{_shown(visible[0])}"
+            root, shown_root = root / visible[0], f"{shown}/{visible[0]}"
         self.class_folder(root, shown_root, identity_root=shown_root)
 
     def add_zip(self, item: _Found, path: Path, shown: str) -> None:
@@ -306,9 +311,9 @@ class _Collector:
             return
         for parts in extracted.files:
             target = destination.joinpath(*parts)
-            inner = _shown(f"{shown}/{'/'.join(parts)}")
+            inner = f"{shown}/{'/'.join(parts)}"
             item.files.append((target, inner, None, target.parent))
-        item.skipped += [(_shown(f"{shown}/{name}"), why) for name, why in extracted.skipped]
+        item.skipped += [(f"{shown}/{name}", why) for name, why in extracted.skipped]
 
     # ------------------------------------------------------------ a class folder
 
@@ -322,12 +327,12 @@ class _Collector:
         visible = [name for name in names if not archives.hidden_reason(name)]
         if len(visible) == 1 and _is_regular(folder / visible[0] / lms.METADATA_NAME):
             inner = folder / visible[0]
-            self.gradescope(inner, f"{shown}/{_shown(visible[0])}", _listing(inner, shown))
+            self.gradescope(inner, f"{shown}/{visible[0]}", _listing(inner, shown))
             return
         canvas: dict[tuple[str, str], _Found] = {}
         for name in names:
             path = folder / name
-            entry_shown = submissions.display_path(path)
+            entry_shown = f"{shown}/{submissions.path_text(name)}"
             identity = bytes(path) if identity_root is None else f"{identity_root}/{name}"
             if isinstance(identity, str):
                 identity = identity.encode("utf-8", "surrogateescape")
@@ -391,14 +396,14 @@ class _Collector:
             metadata = lms.gradescope_metadata(data)
         except OSError as error:
             raise ValueError(
-                f"submissions path {shown}: {lms.METADATA_NAME} could not be read "
+                f"submissions path {_shown(shown)}: {lms.METADATA_NAME} could not be read "
                 f"({error.strerror or error})"
             ) from None
         except ValueError as error:
-            raise ValueError(f"submissions path {shown}: {error}") from None
+            raise ValueError(f"submissions path {_shown(shown)}: {error}") from None
         for name in names:
             path = folder / name
-            entry_shown = _shown(f"{shown}/{name}")
+            entry_shown = f"{shown}/{submissions.path_text(name)}"
             if name == lms.METADATA_NAME:
                 continue
             hidden = archives.hidden_reason(name)
@@ -413,7 +418,8 @@ class _Collector:
             for person in people or (None,):
                 item = dataclasses.replace(template, files=list(template.files))
                 if person is not None:
-                    item.stem = person.sid or person.email or person.name or name
+                    # The LMS's own identifiers: their safe form is the key.
+                    item.stem = submissions.safe_name(person.sid or person.email or person.name)
                     item.lms_id = person.sid or person.email or None
                     who = f"gradescope:{person.sid}:{person.email}:{person.name}"
                     item.identity = who.encode("utf-8", "surrogateescape")
@@ -431,23 +437,25 @@ class _Collector:
             current, current_shown, depth = pending.pop()
             try:
                 with os.scandir(current) as listing:
-                    entries = sorted(listing, key=lambda entry: entry.name, reverse=True)
+                    entries = sorted(listing, key=lambda entry: entry.name)
             except OSError as error:
                 item.skipped.append((current_shown, f"could not be read ({error.strerror})"))
                 continue
-            for entry in reversed(entries):
+            folders: list[tuple[Path, str, int]] = []
+            for entry in entries:
                 examined += 1
-                entry_shown = _shown(f"{current_shown}/{entry.name}")
+                entry_shown = f"{current_shown}/{submissions.path_text(entry.name)}"
                 if examined > MAX_ENTRIES:
                     item.skipped.append(
                         (shown, f"holds more than {MAX_ENTRIES} entries: the rest not examined")
                     )
                     return
-                why = self.walk_entry(item, entry, entry_shown, current, depth, pending)
+                why = self.walk_entry(item, entry, entry_shown, current, depth, folders)
                 if why is not None:
                     item.skipped.append((entry_shown, why))
+            pending += reversed(folders)  # a folder's files, then its folders in name order
 
-    def walk_entry(self, item, entry, shown, folder, depth, pending) -> str | None:
+    def walk_entry(self, item, entry, shown, folder, depth, folders) -> str | None:
         """Add or queue one entry of a student's folder; the reason it is skipped, or None."""
         hidden = archives.hidden_reason(entry.name)
         if hidden is not None:
@@ -459,7 +467,7 @@ class _Collector:
         if stat.S_ISDIR(mode) and not _is_code(entry.name):
             if depth + 1 > MAX_DEPTH:
                 return f"nested deeper than {MAX_DEPTH} folders: not examined"
-            pending.append((Path(entry.path), shown, depth + 1))
+            folders.append((Path(entry.path), shown, depth + 1))
             return None
         if _is_zip(entry.name):
             return "an archive inside a hand-in: not opened"
@@ -476,8 +484,10 @@ class _Collector:
 
 def _hand_in(key: str, item: _Found, workspace) -> HandIn:
     entries = tuple(
-        Entry(key, path, shown, problem, folder) for path, shown, problem, folder in item.files
+        Entry(key, path, _shown(shown), problem, folder)
+        for path, shown, problem, folder in item.files
     )
+    problem = None if item.problem is None else text.clean(item.problem, text.ERROR_CHARS)
     return HandIn(
         key,
         item.layout,
@@ -485,9 +495,9 @@ def _hand_in(key: str, item: _Found, workspace) -> HandIn:
         item.lms_id,
         item.submitted_at,
         item.late_mark,
-        item.problem,
+        problem,
         tuple(_capped(item.skipped)),
-        item.source,
+        _shown(item.source),
         workspace,
     )
 
@@ -500,7 +510,9 @@ def _listing(folder: Path, shown: str) -> list[str]:
     try:
         return sorted(os.listdir(folder))
     except OSError as error:
-        raise ValueError(f"submissions path {shown} could not be read ({error.strerror})") from None
+        raise ValueError(
+            f"submissions path {_shown(shown)} could not be read ({error.strerror})"
+        ) from None
 
 
 def _is_regular(path: Path) -> bool:

@@ -51,6 +51,7 @@ __all__ = [
     "expand",
     "notebook_cells",
     "notebook_code",
+    "path_text",
     "read_entry",
     "read_submission",
     "safe_name",
@@ -142,15 +143,26 @@ def stem_of(file_name: str) -> str:
     return Path(file_name).stem or file_name
 
 
-def display_path(path: Path) -> str:
-    """A path as text, whatever bytes it holds (undecodable bytes shown as escapes), inert and
-    capped (:data:`rlfound.grading.intake.text.NAME_CHARS`)."""
-    return text.clean(
-        os.fsdecode(bytes(path))
+def path_text(path) -> str:
+    """A path (or a name) as text, whatever bytes it holds: undecodable bytes are shown as
+    escapes. Not yet inert: see :func:`display_path`.
+
+    Examples
+    --------
+    >>> path_text(Path(os.fsdecode(b"caf\\xe9.py")))
+    'caf\\\\xe9.py'
+    """
+    return (
+        os.fsdecode(os.fspath(path))
         .encode("utf-8", "surrogateescape")
-        .decode("utf-8", "backslashreplace"),
-        text.NAME_CHARS,
+        .decode("utf-8", "backslashreplace")
     )
+
+
+def display_path(path: Path) -> str:
+    """A path as text (:func:`path_text`), inert and capped
+    (:data:`rlfound.grading.intake.text.NAME_CHARS`)."""
+    return text.clean(path_text(path), text.NAME_CHARS)
 
 
 def unique_names(stems: Sequence[str], identities: Sequence[bytes]) -> list[str]:
