@@ -178,3 +178,13 @@ def test_thirty_students_every_number_of_grades_and_canvas(capsys, graded):
         f"{canvas_rows[r['student']]}"
         for r in roster
     ]
+    # A regrade of one student, given none of the tables again: course.json brings back the
+    # roster (lee_ann is found by her Canvas id), her point graded by hand and her late mark.
+    before = (out / "grades.csv").read_bytes()
+    err = _run(
+        capsys, "grade", "--assignment", str(tmp_path / "hw1.toml"), str(mixed.folder),
+        "--out", str(out), "--only", "lee_ann",
+        "--mode", "default", "--seed", "0", "--no-progress",
+    )  # fmt: skip
+    assert "regraded lee_ann" in err
+    assert (out / "grades.csv").read_bytes() == before

@@ -17,8 +17,8 @@ Canvas could not place it. A roster student with no hand-in gets a row of zeros 
 listed in ``skipped.csv``.
 
 ``DIR`` holds ``grades.csv``, ``skipped.csv``, ``course.json`` (what the run used: the
-assignment, the seed's origin, the submission times, extensions and points graded by hand
-given on the command line, so that ``--only`` can reuse them) and ``DIR/<student>/`` with
+assignment, the roster, the submission times, extensions and points graded by hand given on
+the command line, so that ``--only`` can reuse them) and ``DIR/<student>/`` with
 ``feedback.md`` covering every exercise and ``<exercise>/results.json``.
 """
 
@@ -185,10 +185,13 @@ def grade_assignment(
         hand_ins = intake.collect(submissions_path)
     except ValueError as error:
         raise ValueError(f"argument SUBMISSIONS: {error}") from None
-    keyed, skipped, strangers = _keys(hand_ins, inputs.roster)
-    skipped = [*getattr(hand_ins, "skipped", []), *skipped]
-    known = set(keyed) | set(inputs.roster or {})
     previous = _load_previous(out) if only is not None else {}
+    roster = inputs.roster
+    if roster is None and previous.get("roster") is not None:
+        roster = {row["student"]: Student(**row) for row in previous["roster"]}
+    keyed, skipped, strangers = _keys(hand_ins, roster)
+    skipped = [*hand_ins.skipped, *skipped]
+    known = set(keyed) | set(roster or {})
     if only is not None:
         rows = gradebook.read_grades(out / "grades.csv", assignment)
         if only not in keyed:
@@ -239,7 +242,7 @@ def grade_assignment(
             )
         missing = []
         if only is None:
-            missing = sorted(set(inputs.roster or {}) - set(keyed))
+            missing = sorted(set(roster or {}) - set(keyed))
             for student in missing:
                 rows.append(
                     gradebook.make_row(assignment, student, None, merged, gradebook.Lateness(0, ""))
@@ -264,6 +267,7 @@ def grade_assignment(
             "submitted": {s: t.isoformat() for s, t in sorted(submitted_times.items())},
             "extensions": dict(sorted(extension_days.items())),
             "manual": _manual_rows(merged),
+            "roster": None if roster is None else [dataclasses.asdict(s) for s in roster.values()],
         }
         write_atomic(stage / COURSE_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
         _teaching_team_reports(stage, assignment, results)
