@@ -229,10 +229,16 @@ BAD_TABLES = [
     (
         read_roster,
         "student,id\n../alice,1\n",
-        "r.csv:2: student '../alice' is not a safe name (letters, digits, '.', '_', '-'; it "
-        "names the student's folder of reports)",
+        "r.csv:2: student '../alice' cannot name a folder of reports (letters, digits, '.', "
+        "'_', '-', not first '.', and none of grades.csv, skipped.csv, course.json)",
     ),
     (read_roster, "student,id\n,1\n", "r.csv:2: student is empty"),
+    (
+        read_roster,
+        "student,id\ncourse.json,1\n",
+        "r.csv:2: student 'course.json' cannot name a folder of reports (letters, digits, '.', "
+        "'_', '-', not first '.', and none of grades.csv, skipped.csv, course.json)",
+    ),
     (read_roster, "student,id\nalice,1,extra\n", "r.csv:2: 3 cells, more than the header's 2"),
     (
         read_submitted,

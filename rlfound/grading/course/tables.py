@@ -34,6 +34,8 @@ __all__ = [
 
 _SAFE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 _ROSTER_OPTIONAL = ("name", "sis_user_id", "sis_login_id", "section")
+#: Names of the class's own files in the output folder, which no student's folder may take.
+_TAKEN = ("grades.csv", "skipped.csv", "course.json")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,10 +111,11 @@ def read_roster(path: str | Path) -> dict[str, Student]:
     ids: dict[str, str] = {}
     for where, row in read_rows(path, ("student", "id"), _ROSTER_OPTIONAL):
         student = _key(where, row, students)
-        if not _SAFE.fullmatch(student):
+        if not _SAFE.fullmatch(student) or student.lower() in _TAKEN:
             raise ValueError(
-                f"{where}: student {student!r} is not a safe name (letters, digits, '.', '_', "
-                "'-'; it names the student's folder of reports)"
+                f"{where}: student {student!r} cannot name a folder of reports (letters, "
+                "digits, '.', '_', '-', not first '.', and none of grades.csv, skipped.csv, "
+                "course.json)"
             )
         _key(where, row, ids, "id")
         roster[student] = Student(
