@@ -231,7 +231,8 @@ def test_bad_course_input_is_exit_2_naming_it(capsys, course):
     status, _, err = _grade(capsys, course, "--only", "bob")
     assert (status, _last(err)) == (
         2,
-        f"rlfound: error: {course / 'out' / 'grades.csv'} not found: grade the assignment first",
+        f"rlfound: error: argument --only: {course / 'out' / 'grades.csv'} not found: grade "
+        "the assignment first",
     )
     assert not (course / "out").exists()
     status, _, err = _grade(capsys, course)

@@ -179,7 +179,8 @@ def grade_assignment(
     """
     from rlfound.grading import intake
 
-    out = Path(out)
+    # Absolute, so that "." has a parent to stage the new output in.
+    out = Path(out).absolute()
     folders.check_out(out, force=force, only=only)
     try:
         hand_ins = intake.collect(submissions_path)
@@ -193,28 +194,14 @@ def grade_assignment(
     skipped = [*hand_ins.skipped, *skipped]
     known = set(keyed) | set(roster or {})
     if only is not None:
-        rows = gradebook.read_grades(out / "grades.csv", assignment)
+        try:
+            rows = gradebook.read_grades(out / "grades.csv", assignment)
+        except ValueError as error:
+            raise ValueError(f"argument --only: {error}") from None
         if only not in keyed:
             raise ValueError(f"argument --only: no hand-in of {only!r} in {submissions_path}")
         kept = [row for row in rows if row.student != only]
-    submitted = _named(read_submitted, inputs.submitted, "--submitted", known)
-    extensions = _named(read_extensions, inputs.extensions, "--extensions", known)
-    submitted_times = {s: t for s, (t, _) in submitted.items()}
-    extension_days = {s: d for s, (d, _) in extensions.items()}
-    if inputs.manual is not None:
-        try:
-            merged = read_manual(inputs.manual, assignment, known)
-        except ValueError as error:
-            raise ValueError(f"argument --manual: {error}") from None
-    else:
-        merged = {(s, e, i): ManualPoints(p, c) for s, e, i, p, c in previous.get("manual", [])}
-    if only is not None:
-        if inputs.submitted is None:
-            submitted_times = {
-                s: dt.datetime.fromisoformat(t) for s, t in previous.get("submitted", {}).items()
-            }
-        if inputs.extensions is None:
-            extension_days = dict(previous.get("extensions", {}))
+    submitted_times, extension_days, merged = _tables(assignment, inputs, known, previous)
     todo = {only: keyed[only]} if only is not None else keyed
     with folders.staging(out) as stage:
         if only is not None:
@@ -228,15 +215,8 @@ def grade_assignment(
                 hand_in.late_mark,
                 extension_days.get(student, 0.0),
             )
-            notes = ["not in the roster"] if student in strangers else []
-            if hand_in.problem:
-                notes.append(f"the hand-in could not be read: {hand_in.problem}")
-            for exercise_id, result in results[student].items():
-                if result.grader_error:
-                    grader_errors.append((f"{student}/{exercise_id}", result.grader_error))
-                    notes.append(f"{exercise_id}: the grader failed (regrade)")
-                elif result.error and not hand_in.problem:
-                    notes.append(f"{exercise_id}: {result.error.splitlines()[0]}")
+            ordered = {e: results[student][e] for e in assignment.ids}
+            notes = _notes(student, hand_in, ordered, student in strangers, grader_errors)
             rows.append(
                 gradebook.make_row(assignment, student, results[student], merged, timing, notes)
             )
@@ -273,6 +253,46 @@ def grade_assignment(
         _teaching_team_reports(stage, assignment, results)
         folders.swap_in(stage, out)
     return Outcome(sorted(rows, key=lambda r: r.student), missing, skipped, grader_errors)
+
+
+def _tables(assignment, inputs: Inputs, known, previous):
+    """Submission times, extension days and points graded by hand, each from its file when
+    given, else (for ``--only``) from the previous run's ``course.json``."""
+    if inputs.submitted is not None:
+        times = _named(read_submitted, inputs.submitted, "--submitted", known)
+        submitted = {s: t for s, (t, _) in times.items()}
+    else:
+        recorded = previous.get("submitted", {})
+        submitted = {s: dt.datetime.fromisoformat(t) for s, t in recorded.items()}
+    if inputs.extensions is not None:
+        days = _named(read_extensions, inputs.extensions, "--extensions", known)
+        extensions = {s: d for s, (d, _) in days.items()}
+    else:
+        extensions = dict(previous.get("extensions", {}))
+    if inputs.manual is not None:
+        try:
+            merged = read_manual(inputs.manual, assignment, known)
+        except ValueError as error:
+            raise ValueError(f"argument --manual: {error}") from None
+    else:
+        merged = {(s, e, i): ManualPoints(p, c) for s, e, i, p, c in previous.get("manual", [])}
+    return submitted, extensions, merged
+
+
+def _notes(student, hand_in, results, stranger: bool, grader_errors: list) -> list[str]:
+    """What ``status`` says about a hand-in besides lateness and manual points, exercise by
+    exercise in the order of ``results`` (the assignment's: grading ends in any order, and
+    the sheet must not); the grader's own failures are added to ``grader_errors``."""
+    notes = ["not in the roster"] if stranger else []
+    if hand_in.problem:
+        notes.append(f"the hand-in could not be read: {hand_in.problem}")
+    for exercise_id, result in results.items():
+        if result.grader_error:
+            grader_errors.append((f"{student}/{exercise_id}", result.grader_error))
+            notes.append(f"{exercise_id}: the grader failed (regrade)")
+        elif result.error and not hand_in.problem:
+            notes.append(f"{exercise_id}: {result.error.splitlines()[0]}")
+    return notes
 
 
 def _teaching_team_reports(stage: Path, assignment: Assignment, results) -> None:
