@@ -28,6 +28,7 @@ from rlfound.grading.scoring.results import SubmissionResult
 __all__ = [
     "NOTE_CHARS",
     "feedback_markdown",
+    "fence",
     "grades_csv",
     "max_report_bytes",
     "results_json",
@@ -96,8 +97,17 @@ def results_json(exercise: Exercise, result: SubmissionResult) -> dict:
     }
 
 
-def _fence(body: str) -> str:
-    """A Markdown code block that the text cannot close early."""
+def fence(body: str) -> str:
+    """A Markdown code block that the text cannot close early.
+
+    Examples
+    --------
+    >>> print(fence("```\\n<b>hi</b>"))
+    ````text
+    ```
+    <b>hi</b>
+    ````
+    """
     longest = max((len(run) for run in body.split("\n") if set(run) == {"`"}), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{body.replace(fence, '')}\n{fence}"
@@ -114,7 +124,7 @@ def feedback_markdown(exercise: Exercise, result: SubmissionResult) -> str:
         "",
     ]
     if result.error:
-        lines += ["Your code could not be graded:", "", _fence(_inert(result.error)), ""]
+        lines += ["Your code could not be graded:", "", fence(_inert(result.error)), ""]
     lines += ["| check | kind | points | result |", "| --- | --- | --- | --- |"]
     for check in result.checks:
         kind = "public" if check.public else "graded-only"
@@ -133,7 +143,7 @@ def feedback_markdown(exercise: Exercise, result: SubmissionResult) -> str:
                 "",
                 check.description,
                 "",
-                _fence(_inert(check.message)),
+                fence(_inert(check.message)),
                 "",
             ]
     if exercise.manual:
@@ -152,7 +162,7 @@ def feedback_markdown(exercise: Exercise, result: SubmissionResult) -> str:
             "",
             f"## Your code's output (first {_OUTPUT_CHARS} characters)",
             "",
-            _fence(_inert(result.output[:_OUTPUT_CHARS])),
+            fence(_inert(result.output[:_OUTPUT_CHARS])),
         ]
     return "\n".join(lines).rstrip() + "\n"
 
