@@ -6,6 +6,7 @@
     rlfound starter EXERCISE [-o FILE] [--notebook] write a student starter
     rlfound check FILE [--exercise ID]              run the public checks (students)
     rlfound grade EXERCISE SUBMISSION... --out DIR  grade a class (instructors)
+    rlfound manual DIR [-o manual.csv]              the template of the points graded by hand
     rlfound gradescope EXERCISE -o autograder.zip   build a Gradescope autograder
     rlfound verify SPEC_OR_ID                       check an exercise specification
     rlfound classpack --out DIR [--with-solutions]  the chapters and starters for a course
@@ -31,6 +32,7 @@ which sandbox mode they use and what it protects against.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -156,7 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("file", metavar="FILE", help="your .py or .ipynb file")
     check.add_argument(
-        "--exercise", metavar="ID", help="exercise id (default: read from the file's header)"
+        "--exercise",
+        metavar="ID",
+        help="exercise id (default: the file's '# rlfound exercise:' header, else the "
+        "exercise its file name names, such as gae_recursion.py)",
     )
 
     grade = commands.add_parser(
@@ -175,6 +180,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _seed_options(grade)
     grade.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+    manual = commands.add_parser(
+        "manual",
+        help="write manual.csv: every student and part graded by hand, with the student's "
+        "answer, points blank for the teaching team",
+    )
+    manual.add_argument("dir", metavar="DIR", help="a folder that rlfound grade wrote")
+    manual.add_argument(
+        "-o", "--output", metavar="FILE", default="manual.csv", help="(default: manual.csv)"
+    )
+    manual.add_argument("--force", action="store_true", help="overwrite an existing file")
 
     gradescope = commands.add_parser(
         "gradescope", parents=[common], help="build a Gradescope autograder zip"
@@ -230,6 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="write into a folder that is not empty, replacing the pack's README.md, "
         "chapters/, exercises/ and solutions-teaching-team-only/ (nothing else in it)",
     )
+    # Each subcommand's errors print that subcommand's usage, not the top-level one.
+    for name, command in commands.choices.items():
+        command.set_defaults(command_parser=command)
+        command.prog = f"rlfound {name}"
     return parser
 
 
@@ -329,14 +349,15 @@ def _starter(parser, args, exercise) -> int:
     suffix = ".ipynb" if args.notebook else ".py"
     output = Path(args.output or exercise.id.replace("-", "_") + suffix)
     if output.exists() and not args.force:
-        parser.error(f"argument -o/--output: {output} exists; pass --force to overwrite it")
+        # Name -o only when it was given: the default file name is no option's fault.
+        where = "argument -o/--output: " if args.output else ""
+        parser.error(f"{where}{output} exists; pass --force to overwrite it")
     write_atomic(output, text)
     print(f"wrote {output}; check it with: rlfound check {output}", file=sys.stderr)
     return 0
 
 
 def _check(parser, args, exercises) -> int:
-    from rlfound.grading.authoring import starter
     from rlfound.grading.intake import submissions
     from rlfound.grading.scoring.compare import FLOAT32_HINT
     from rlfound.grading.scoring.grader import Grader
@@ -344,13 +365,10 @@ def _check(parser, args, exercises) -> int:
     submission = submissions.read_submission(Path(args.file))
     if submission.source is None:
         parser.error(f"argument FILE: {submission.error}")
-    exercise_id = args.exercise or starter.exercise_of(submission.source)
-    if exercise_id is None:
-        parser.error(
-            "argument --exercise: the file has no '# rlfound exercise: ID' header; "
-            "pass --exercise ID"
-        )
-    exercise = _exercise(parser, exercises, exercise_id, "--exercise")
+    if args.exercise:
+        exercise = _exercise(parser, exercises, args.exercise, "--exercise")
+    else:
+        exercise = _exercise_of_file(parser, exercises, Path(args.file), submission.source)
     from rlfound.grading.sandbox import stopping
 
     grader = Grader(exercise, public_only=True, mode=args.mode, limits=_limits(args))
@@ -378,6 +396,61 @@ def _check(parser, args, exercises) -> int:
     if exercise.manual:
         print(f"graded by hand: {', '.join(p.name for p in exercise.manual)}")
     return 0 if all(check.passed for check in result.checks) else 1
+
+
+def _named_in(stem: str, exercises) -> list[str]:
+    """The exercises a file name names: ``gae_recursion.py``, ``alice-gae-recursion.ipynb``;
+    a name inside a longer one that also matches (``gae`` in ``gae-timeouts``) does not count."""
+    words = "-" + "-".join(re.findall(r"[a-z0-9]+", stem.lower())) + "-"
+    found = [e for e in exercises if f"-{e}-" in words]
+    return sorted(e for e in found if not any(e != o and f"-{e}-" in f"-{o}-" for o in found))
+
+
+def _exercise_of_file(parser, exercises, path: Path, source: str):
+    """The exercise of a file: its header, else its file name when that names exactly one."""
+    from rlfound.grading.authoring import starter
+
+    named = starter.exercise_of(source)
+    if named is not None:
+        return _exercise(parser, exercises, named, "FILE (its '# rlfound exercise:' header)")
+    candidates = _named_in(path.stem, exercises)
+    if len(candidates) == 1:
+        return exercises[candidates[0]]
+    if candidates:
+        parser.error(
+            f"argument --exercise: the file name {path.name!r} names several exercises "
+            f"({', '.join(candidates)}); pass --exercise ID"
+        )
+    parser.error(
+        f"argument --exercise: {path.name} has no '# rlfound exercise: ID' header and its "
+        "name names no exercise; pass --exercise ID (`rlfound exercises` lists them)"
+    )
+
+
+def _manual(parser, args) -> int:
+    from rlfound.grading.output.atomic import write_atomic
+    from rlfound.grading.output.manual_template import manual_template_csv
+
+    folder, output = Path(args.dir), Path(args.output)
+    if not folder.is_dir():
+        parser.error(f"argument DIR: {folder} is not a folder")
+    if output.exists() and not args.force:
+        parser.error(f"{output} exists; pass --force to overwrite it")
+    try:
+        body, missing = manual_template_csv(folder)
+    except ValueError as error:
+        parser.error(f"argument {error}")
+    rows = body.count("\n") - 1
+    write_atomic(output, body)
+    print(
+        f"wrote {output}: {rows} part(s) to grade by hand, points and comment blank; fill "
+        "them in and merge them with --manual",
+        file=sys.stderr,
+    )
+    if missing:
+        shown = ", ".join(missing[:_SHOWN]) + (" ..." if len(missing) > _SHOWN else "")
+        print(f"no manual.md for {len(missing)} student(s), left out: {shown}", file=sys.stderr)
+    return 0
 
 
 def _grade(parser, args, exercise) -> int:
@@ -421,6 +494,21 @@ def _grade(parser, args, exercise) -> int:
         f"mean {mean:.2f} / {grader.max_score:g}; reports in {args.out}",
         file=sys.stderr,
     )
+    if results.team is not None:
+        pairs = len(results.team.pairs)
+        print(
+            f"for the teaching team: checks.csv, summary.md, similarity.csv ({pairs} pair(s) "
+            "that look alike: a prompt for a human look, not evidence; no score changes)",
+            file=sys.stderr,
+        )
+        for line in results.team.left_out:
+            print(f"  {line}", file=sys.stderr)
+    if exercise.manual:
+        print(
+            f"graded by hand: {exercise.manual_points:g} point(s); each student's answers are "
+            f"in manual.md; `rlfound manual {args.out}` writes the template to fill in",
+            file=sys.stderr,
+        )
     if results.skipped:
         count = len(results.skipped)
         print(
@@ -507,13 +595,12 @@ def main(argv: list[str] | None = None) -> int:
     killed, the private root and the temporary folders removed) and the status ``128 + N``
     (:mod:`rlfound.grading.sandbox.stopping`).
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     from rlfound.grading.sandbox import stopping
 
     with stopping.stop_on_signals():
         try:
-            return _run(parser, args)
+            return _run(args.command_parser, args)
         except stopping.Stopped as stop:
             print(f"stopped by {stop.name}", file=sys.stderr)
             return stop.status
@@ -522,6 +609,8 @@ def main(argv: list[str] | None = None) -> int:
 def _run(parser, args) -> int:
     if args.command == "secret":
         return _secret(parser, args)
+    if args.command == "manual":
+        return _manual(parser, args)
     from rlfound.grading.authoring import spec
 
     try:

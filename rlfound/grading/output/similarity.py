@@ -36,6 +36,7 @@ from rlfound.grading.output.atomic import write_atomic
 __all__ = [
     "MAX_CHARS",
     "NOISE",
+    "NO_COPYDETECT",
     "SIMILARITY_COLUMNS",
     "THRESHOLD",
     "SimilarPair",
@@ -84,9 +85,23 @@ class SimilarPair:
     second_lines: tuple[tuple[int, int], ...]
 
 
-def _fingerprint(source: str, boilerplate):
-    from copydetect import CodeFingerprint
+#: Why there is no similarity report where copydetect is missing.
+NO_COPYDETECT = (
+    "the similarity report needs copydetect, which rlfound does not install: "
+    "pip install 'rlfound[teaching]'"
+)
 
+
+def _copydetect():
+    try:
+        import copydetect
+    except ImportError as error:  # the teaching extra, not a dependency of rlfound
+        raise ImportError(NO_COPYDETECT) from error
+    return copydetect
+
+
+def _fingerprint(source: str, boilerplate):
+    CodeFingerprint = _copydetect().CodeFingerprint
     return CodeFingerprint(
         "submission.py",
         NOISE,
@@ -140,6 +155,8 @@ def find_similar(
     ------
     ValueError
         If ``threshold`` is not in [0, 1].
+    ImportError
+        If copydetect is not installed (:data:`NO_COPYDETECT`).
 
     Examples
     --------
@@ -153,8 +170,7 @@ def find_similar(
     """
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be in [0, 1]; got {threshold!r}")
-    from copydetect import compare_files
-
+    compare_files = _copydetect().compare_files
     base = _fingerprint(boilerplate, None) if boilerplate.strip() else None
     ignored = sorted(base.hashes) if base is not None else None
     prints = {name: _fingerprint(code, ignored) for name, code in sorted(sources.items())}

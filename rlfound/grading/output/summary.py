@@ -7,7 +7,8 @@ the five hardest checks of the batch and how many failures there were of each ki
 (:func:`~rlfound.grading.output.checks_report.failure_kind`).
 
 The same results give the same bytes (the PNG carries no date or version), so a regrade with
-the same seed rewrites identical files.
+the same seed rewrites identical files. matplotlib is in the ``teaching`` extra of rlfound, not
+a dependency: without it ``summary.md`` says so in place of the image.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from rlfound.grading.scoring.results import SubmissionResult
 __all__ = [
     "HARDEST",
     "HISTOGRAM",
+    "NO_MATPLOTLIB",
     "histogram_bins",
     "histogram_png",
     "summary_markdown",
@@ -33,6 +35,11 @@ __all__ = [
 
 #: File name of the histogram, written next to ``summary.md``.
 HISTOGRAM = "scores.png"
+#: Why there is no histogram where matplotlib is missing.
+NO_MATPLOTLIB = (
+    "the histogram needs matplotlib, which rlfound does not install: "
+    "pip install 'rlfound[teaching]'"
+)
 #: Checks listed as the hardest.
 HARDEST = 5
 _MAX_BINS = 10
@@ -63,14 +70,22 @@ def histogram_png(distributions: Mapping[str, tuple[Sequence[float], float]]) ->
     """The histogram of each exercise's scores as one PNG, one panel per exercise.
 
     ``distributions`` maps an exercise id to its scores and its maximum.
-    """
-    import matplotlib
 
-    matplotlib.use("Agg", force=False)
-    from matplotlib.figure import Figure
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed.
+    """
+    try:
+        # A Figure of its own, with the Agg canvas: no pyplot state, no display needed.
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as error:  # the teaching extra, not a dependency of rlfound
+        raise ImportError(NO_MATPLOTLIB) from error
 
     panels = max(1, len(distributions))
     figure = Figure(figsize=(6, 2.6 * panels), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
     axes = figure.subplots(panels, 1, squeeze=False)[:, 0]
     for ax, (exercise, (scores, max_score)) in zip(axes, distributions.items(), strict=False):
         bins = histogram_bins(scores, max_score)
@@ -105,7 +120,7 @@ def summary_markdown(
     results_by_exercise : mapping of str to sequence of SubmissionResult
         Each exercise id and its results, one per student.
     histogram : str or None
-        The file name of the histogram to show (None: no image link).
+        The file name of the histogram to show (None: a line saying why there is none).
 
     Examples
     --------
@@ -130,6 +145,8 @@ def summary_markdown(
     lines += ["", "## Score distribution", ""]
     if histogram:
         lines += [f"![Histogram of the automatic scores]({histogram})", ""]
+    else:
+        lines += [f"(No histogram: {NO_MATPLOTLIB}.)", ""]
     for exercise, results in results_by_exercise.items():
         scores, max_score = _distribution(results)
         bins = histogram_bins(scores, max_score)
@@ -168,8 +185,16 @@ def summary_markdown(
 def write_summary(
     out_dir: str | Path, results_by_exercise: Mapping[str, Sequence[SubmissionResult]]
 ) -> None:
-    """Write ``out_dir/summary.md`` and its histogram ``out_dir/scores.png``, atomically."""
+    """Write ``out_dir/summary.md`` and its histogram ``out_dir/scores.png``, atomically;
+    return whether the histogram was drawn (False where matplotlib is missing)."""
     out_dir = Path(out_dir)
     distributions = {e: _distribution(r) for e, r in results_by_exercise.items()}
-    write_atomic_bytes(out_dir / HISTOGRAM, histogram_png(distributions))
-    write_atomic(out_dir / "summary.md", summary_markdown(results_by_exercise))
+    try:
+        png = histogram_png(distributions)
+    except ImportError:
+        png = None
+    else:
+        write_atomic_bytes(out_dir / HISTOGRAM, png)
+    histogram = HISTOGRAM if png is not None else None
+    write_atomic(out_dir / "summary.md", summary_markdown(results_by_exercise, histogram=histogram))
+    return png is not None

@@ -8,6 +8,7 @@ exercise id. None of these files changes a score.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -15,12 +16,21 @@ from rlfound.grading.authoring.spec import Exercise
 from rlfound.grading.output import checks_report, similarity, summary
 from rlfound.grading.scoring.results import SubmissionResult
 
-__all__ = ["TEAM_FILES", "THRESHOLD", "starter_code", "write_team_reports"]
+__all__ = ["TEAM_FILES", "THRESHOLD", "TeamReports", "starter_code", "write_team_reports"]
 
 #: The files :func:`write_team_reports` writes in the output folder.
 TEAM_FILES = ("checks.csv", "summary.md", summary.HISTOGRAM, "similarity.csv")
 #: Default similarity threshold (:data:`rlfound.grading.output.similarity.THRESHOLD`).
 THRESHOLD = similarity.THRESHOLD
+
+
+@dataclasses.dataclass(frozen=True)
+class TeamReports:
+    """What :func:`write_team_reports` wrote: the similar pairs, and a sentence for each
+    report it left out (its optional package is not installed), for the command to print."""
+
+    pairs: list[similarity.SimilarPair]
+    left_out: list[str]
 
 
 def starter_code(exercise: Exercise) -> str:
@@ -38,8 +48,12 @@ def write_team_reports(
     starters: Mapping[str, str],
     *,
     threshold: float = THRESHOLD,
-) -> list[similarity.SimilarPair]:
+) -> TeamReports:
     """Write ``checks.csv``, ``summary.md``, ``scores.png`` and ``similarity.csv``.
+
+    ``scores.png`` needs matplotlib and ``similarity.csv`` copydetect (rlfound's ``teaching``
+    extra); where one is missing, that file is not written and :attr:`TeamReports.left_out`
+    says why (an old ``similarity.csv`` is removed, so none is mistaken for this batch's).
 
     Parameters
     ----------
@@ -57,19 +71,25 @@ def write_team_reports(
 
     Returns
     -------
-    list of SimilarPair
-        The pairs written to ``similarity.csv``.
+    TeamReports
     """
     out_dir = Path(out_dir)
+    left_out = []
     checks_report.write_checks(out_dir / "checks.csv", results_by_exercise)
-    summary.write_summary(out_dir, results_by_exercise)
-    pairs = []
-    for exercise, sources in sources_by_exercise.items():
-        pairs += similarity.find_similar(
-            sources,
-            exercise=exercise,
-            boilerplate=starters.get(exercise, ""),
-            threshold=threshold,
-        )
-    similarity.write_similarity(out_dir / "similarity.csv", pairs)
-    return pairs
+    if not summary.write_summary(out_dir, results_by_exercise):
+        left_out.append(f"{summary.HISTOGRAM} not written: {summary.NO_MATPLOTLIB}")
+    pairs: list[similarity.SimilarPair] = []
+    try:
+        for exercise, sources in sources_by_exercise.items():
+            pairs += similarity.find_similar(
+                sources,
+                exercise=exercise,
+                boilerplate=starters.get(exercise, ""),
+                threshold=threshold,
+            )
+    except ImportError:
+        (out_dir / "similarity.csv").unlink(missing_ok=True)
+        left_out.append(f"similarity.csv not written: {similarity.NO_COPYDETECT}")
+    else:
+        similarity.write_similarity(out_dir / "similarity.csv", pairs)
+    return TeamReports(pairs, left_out)

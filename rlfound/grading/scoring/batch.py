@@ -38,9 +38,11 @@ __all__ = ["Graded", "grade_batch", "grade_one"]
 
 class Graded(list):
     """The results of a batch (a list, sorted by name), with ``skipped``: ``(entry, reason)``
-    for every entry of the submissions folders that was not graded."""
+    for every entry of the submissions folders that was not graded, and ``team``: what the
+    teaching team's reports hold (:class:`rlfound.grading.output.team.TeamReports`)."""
 
     skipped: list[tuple[str, str]]
+    team: team.TeamReports | None = None
 
 
 def _describe(error: BaseException) -> str:
@@ -210,7 +212,7 @@ def grade_batch(
         if (out_dir / name).read_bytes() != expected.encode("utf-8", "backslashreplace"):
             raise OSError(f"{out_dir / name} does not hold what the grader wrote")
     exercise = grader.exercise
-    team.write_team_reports(
+    results.team = team.write_team_reports(
         out_dir,
         {exercise.id: results},
         {exercise.id: sources},
