@@ -381,6 +381,11 @@ def _check(parser, args, exercises) -> int:
         if not check.passed:
             for line in check.message.splitlines():
                 print(f"      {line}")
+    for run in result.student_tests:
+        mark = "PASS" if run.passed else "FAIL"
+        print(f"{mark}  your {run.name}()  (run, not scored automatically)")
+        for line in run.message.splitlines():
+            print(f"      {line}")
     for note in result.notes:
         print(f"NOTE  {note}".replace("\n", "\n      "))
     print(f"\npublic checks: {result.score:g} / {result.max_score:g} points")

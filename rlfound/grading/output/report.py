@@ -23,6 +23,7 @@ from pathlib import Path
 from rlfound.grading.authoring.spec import Exercise
 from rlfound.grading.intake import text
 from rlfound.grading.output.atomic import write_atomic
+from rlfound.grading.scoring import student_tests
 from rlfound.grading.scoring.results import SubmissionResult
 
 __all__ = [
@@ -69,6 +70,17 @@ def results_json(exercise: Exercise, result: SubmissionResult) -> dict:
                 "status": "passed" if check.passed else "failed",
                 "output": _inert(check.message),
                 "visibility": "visible" if check.public else "after_published",
+            }
+        )
+    for run in result.student_tests:
+        tests.append(
+            {
+                "name": f"your {run.name}() (run, not scored automatically)",
+                "score": 0,
+                "max_score": 0,
+                "status": "passed" if run.passed else "failed",
+                "output": "it ran without an error" if run.passed else _inert(run.message),
+                "visibility": "visible",
             }
         )
     for part in exercise.manual:
@@ -146,6 +158,20 @@ def feedback_markdown(exercise: Exercise, result: SubmissionResult) -> str:
                 fence(_inert(check.message)),
                 "",
             ]
+    if result.student_tests:
+        lines += [
+            "",
+            "## Your test functions",
+            "",
+            "The grader ran them after the checks; they earn no automatic points (your "
+            "instructor grades the test by hand), but a test that fails is worth a look.",
+            "",
+        ]
+        for run in result.student_tests:
+            if run.passed:
+                lines.append(f"- `{run.name}()`: passed")
+            else:
+                lines += [f"- `{run.name}()`: **failed**", "", fence(_inert(run.message)), ""]
     if exercise.manual:
         lines += [
             "",
@@ -180,7 +206,8 @@ def max_report_bytes(exercise: Exercise) -> int:
     text (its title, the checks' names and descriptions, the parts graded by hand) and of the
     student text a report may carry, each piece capped by :mod:`rlfound.grading.intake.text`: the
     error twice (the summary and the first check), the notes, the first 2000 characters of
-    the output, one message per check, the name. A character is at most 4 bytes of UTF-8,
+    the output, one message per check, the name, and a message and a name for each of the
+    student's own test functions. A character is at most 4 bytes of UTF-8,
     and JSON's escapes of the characters left (``\\``, ``"``) take 2.
     """
     own = len(exercise.title) + sum(len(c.description) + len(c.name) + 64 for c in exercise.checks)
@@ -191,6 +218,7 @@ def max_report_bytes(exercise: Exercise) -> int:
         + _OUTPUT_CHARS
         + len(exercise.checks) * text.MESSAGE_CHARS
         + text.NAME_CHARS
+        + student_tests.MAX_TESTS * (text.MESSAGE_CHARS + text.NAME_CHARS + 64)
     )
     return 16 * 1024 + 4 * (own + student)
 
