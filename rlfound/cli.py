@@ -382,8 +382,8 @@ def _check(parser, args, exercises) -> int:
             for line in check.message.splitlines():
                 print(f"      {line}")
     for run in result.student_tests:
-        mark = "PASS" if run.passed else "FAIL"
-        print(f"{mark}  your {run.name}()  (run, not scored automatically)")
+        verdict = "passed" if run.passed else "failed"
+        print(f"TEST  your {run.name}() {verdict}  (run, not scored automatically)")
         for line in run.message.splitlines():
             print(f"      {line}")
     for note in result.notes:

@@ -19,6 +19,9 @@ import re
 
 from rlfound.grading.authoring.spec import Exercise
 
+# The marks are defined where they are read back (intake); the starters write them.
+from rlfound.grading.intake.manual_text import BY_HAND_END, BY_HAND_HEADING, PLACEHOLDER
+
 __all__ = [
     "BEGIN",
     "BY_HAND_END",
@@ -40,16 +43,8 @@ BEGIN = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[ \t]*$")
 END = re.compile(r"^[ \t]*### END SOLUTION[ \t]*$")
 #: The header line that ties a starter (and the submission made from it) to its exercise.
 MARKER = re.compile(r"^# rlfound exercise: (?P<id>[a-z0-9-]+)\s*$", re.MULTILINE)
-#: The heading of a part graded by hand, in either starter.
-BY_HAND_HEADING = re.compile(
-    r"^[ \t]*#{2,4}[ \t]+By hand:[ \t]+(?P<name>[a-z0-9]+(?:-[a-z0-9]+)*)\b.*$", re.MULTILINE
-)
 #: The first line of the ``.py`` starter's by-hand block.
 BY_HAND_START = "# ---- Parts graded by hand " + "-" * 20
-#: The line that ends the by-hand answers of the ``.py`` starter.
-BY_HAND_END = "### End of the by-hand answers"
-#: What stands where the student writes; it is not counted as an answer.
-PLACEHOLDER = "(Write your answer here.)"
 
 
 def strip_solutions(source: str) -> str:

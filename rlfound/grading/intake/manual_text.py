@@ -9,18 +9,27 @@ of it. Only the text is read: nothing is run, and a file that is not Python (a s
 or not a notebook gives empty answers, never an exception.
 
 Everything here is student text, so each answer is made inert and capped
-(:func:`rlfound.grading.intake.text.clean`) before the grader keeps it.
+(:func:`rlfound.grading.intake.text.clean`) before the grader keeps it. The marks themselves
+are defined here, where they are read, and the starters write them from here.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
-from rlfound.grading.authoring import starter
-from rlfound.grading.authoring.spec import Exercise
 from rlfound.grading.intake import text
 
-__all__ = ["MANUAL_CHARS", "extract_manual_text"]
+__all__ = ["BY_HAND_END", "BY_HAND_HEADING", "MANUAL_CHARS", "PLACEHOLDER", "extract_manual_text"]
+
+#: The heading of a part graded by hand, in either starter.
+BY_HAND_HEADING = re.compile(
+    r"^[ \t]*#{2,4}[ \t]+By hand:[ \t]+(?P<name>[a-z0-9]+(?:-[a-z0-9]+)*)\b.*$", re.MULTILINE
+)
+#: The line that ends the by-hand answers of the ``.py`` starter.
+BY_HAND_END = "### End of the by-hand answers"
+#: What stands where the student writes; it is not counted as an answer.
+PLACEHOLDER = "(Write your answer here.)"
 
 #: Characters kept of one answer.
 MANUAL_CHARS = 8000
@@ -54,10 +63,10 @@ def _notebook_text(source: str) -> str:
 
 def _is_end(line: str) -> bool:
     stripped = line.strip()
-    return stripped in (starter.BY_HAND_END, _CELL_BREAK) or stripped.startswith('"""')
+    return stripped in (BY_HAND_END, _CELL_BREAK) or stripped.startswith('"""')
 
 
-def extract_manual_text(source: str, is_notebook: bool, exercise: Exercise) -> dict[str, str]:
+def extract_manual_text(source: str, is_notebook: bool, exercise) -> dict[str, str]:
     """The student's answer of each part of ``exercise`` graded by hand.
 
     Parameters
@@ -67,7 +76,8 @@ def extract_manual_text(source: str, is_notebook: bool, exercise: Exercise) -> d
     is_notebook : bool
         Whether ``source`` is a notebook.
     exercise : Exercise
-        The exercise, whose ``manual`` parts are looked for.
+        The exercise (:class:`rlfound.grading.authoring.spec.Exercise`), whose ``manual``
+        parts are looked for by their ``name``; each part's ``description`` is its prompt.
 
     Returns
     -------
@@ -98,7 +108,7 @@ def extract_manual_text(source: str, is_notebook: bool, exercise: Exercise) -> d
     body = _notebook_text(source[:_MAX_SOURCE]) if is_notebook else source[:_MAX_SOURCE]
     current: str | None = None
     for line in body.splitlines():
-        heading = starter.BY_HAND_HEADING.match(line)
+        heading = BY_HAND_HEADING.match(line)
         if heading is not None:
             current = heading["name"] if heading["name"] in found else None
             continue
@@ -107,7 +117,7 @@ def extract_manual_text(source: str, is_notebook: bool, exercise: Exercise) -> d
         if _is_end(line):
             current = None
             continue
-        if line.strip() == starter.PLACEHOLDER or line.rstrip() in prompts[current]:
+        if line.strip() == PLACEHOLDER or line.rstrip() in prompts[current]:
             continue
         if sum(len(kept) + 1 for kept in found[current]) <= MANUAL_CHARS:
             found[current].append(line)
