@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -110,7 +111,11 @@ def results_json(exercise: Exercise, result: SubmissionResult) -> dict:
 
 
 def fence(body: str) -> str:
-    """A Markdown code block that the text cannot close early.
+    """A Markdown code block that the text cannot close early, and that shows it unchanged.
+
+    The fence is one backtick longer than the longest run of backticks anywhere in the text
+    (at least three), so no line of the text can close it, whatever its spaces or info
+    string (CommonMark closes a fence only with a run of backticks at least as long).
 
     Examples
     --------
@@ -120,9 +125,9 @@ def fence(body: str) -> str:
     <b>hi</b>
     ````
     """
-    longest = max((len(run) for run in body.split("\n") if set(run) == {"`"}), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{body.replace(fence, '')}\n{fence}"
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    marks = "`" * max(3, longest + 1)
+    return f"{marks}text\n{body}\n{marks}"
 
 
 def feedback_markdown(exercise: Exercise, result: SubmissionResult) -> str:
