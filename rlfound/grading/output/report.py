@@ -211,19 +211,21 @@ def max_report_bytes(exercise: Exercise) -> int:
     text (its title, the checks' names and descriptions, the parts graded by hand) and of the
     student text a report may carry, each piece capped by :mod:`rlfound.grading.intake.text`: the
     error twice (the summary and the first check), the notes, the first 2000 characters of
-    the output, one message per check, the name, and a message and a name for each of the
-    student's own test functions. A character is at most 4 bytes of UTF-8,
+    the output, one message per check, the name, and a message for each of the student's own
+    test functions (their names are the exercise's). A character is at most 4 bytes of UTF-8,
     and JSON's escapes of the characters left (``\\``, ``"``) take 2.
     """
     own = len(exercise.title) + sum(len(c.description) + len(c.name) + 64 for c in exercise.checks)
     own += sum(len(p.description) + len(p.name) + 64 for p in exercise.manual)
+    tests = student_tests.student_test_names(exercise)
+    own += sum(len(name) + 64 for name in tests)
     student = (
         2 * text.ERROR_CHARS
         + text.MAX_NOTES * (text.NOTE_CHARS + 8)
         + _OUTPUT_CHARS
         + len(exercise.checks) * text.MESSAGE_CHARS
         + text.NAME_CHARS
-        + student_tests.MAX_TESTS * (text.MESSAGE_CHARS + text.NAME_CHARS + 64)
+        + len(tests) * text.MESSAGE_CHARS
     )
     return 16 * 1024 + 4 * (own + student)
 
