@@ -499,14 +499,14 @@ def _grade(parser, args, exercise) -> int:
         f"mean {mean:.2f} / {grader.max_score:g}; reports in {args.out}",
         file=sys.stderr,
     )
-    if results.team is not None:
-        pairs = len(results.team.pairs)
+    if results.team_reports is not None:
+        pairs = len(results.team_reports.pairs)
         print(
             f"for the teaching team: checks.csv, summary.md, similarity.csv ({pairs} pair(s) "
             "that look alike: a prompt for a human look, not evidence; no score changes)",
             file=sys.stderr,
         )
-        for line in results.team.left_out:
+        for line in results.team_reports.left_out:
             print(f"  {line}", file=sys.stderr)
     if exercise.manual:
         print(

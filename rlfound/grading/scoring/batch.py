@@ -38,11 +38,11 @@ __all__ = ["Graded", "grade_batch", "grade_one"]
 
 class Graded(list):
     """The results of a batch (a list, sorted by name), with ``skipped``: ``(entry, reason)``
-    for every entry of the submissions folders that was not graded, and ``team``: what the
+    for every entry of the submissions folders that was not graded, and ``team_reports``: what the
     teaching team's reports hold (:class:`rlfound.grading.output.team.TeamReports`)."""
 
     skipped: list[tuple[str, str]]
-    team: team.TeamReports | None = None
+    team_reports: team.TeamReports | None = None
 
 
 def _describe(error: BaseException) -> str:
@@ -212,7 +212,7 @@ def grade_batch(
         if (out_dir / name).read_bytes() != expected.encode("utf-8", "backslashreplace"):
             raise OSError(f"{out_dir / name} does not hold what the grader wrote")
     exercise = grader.exercise
-    results.team = team.write_team_reports(
+    results.team_reports = team.write_team_reports(
         out_dir,
         {exercise.id: results},
         {exercise.id: sources},
