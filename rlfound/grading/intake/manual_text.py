@@ -88,14 +88,12 @@ def extract_manual_text(source: str, is_notebook: bool, exercise) -> dict[str, s
 
     Examples
     --------
-    >>> from rlfound.grading.authoring.spec import Exercise, Function, Manual, Answer
-    >>> exercise = Exercise(id="demo", title="Demo", chapter=1, stars=1, solution="s.py",
-    ...     functions=[Function(name="f", parameters="x")],
-    ...     checks=[Answer(name="one", function="f", kwargs={"x": 1}, expected=1)],
-    ...     manual=[Manual(name="proof", points=2, description="Show it.")])
-    >>> code = "### By hand: proof (2 points)\\n> Show it.\\n\\nBy induction.\\n"
-    >>> extract_manual_text(code, False, exercise)
-    {'proof': 'By induction.'}
+    >>> from rlfound.grading.authoring.spec import load_exercises
+    >>> exercise = load_exercises()["gae-recursion"]
+    >>> from rlfound.grading.authoring.starter import PLACEHOLDER, by_hand_section
+    >>> code = by_hand_section(exercise.manual[0]).replace(PLACEHOLDER, "It telescopes.")
+    >>> extract_manual_text(code, False, exercise)["k-step-telescoping"]
+    'It telescopes.'
     """
     names = [part.name for part in exercise.manual]
     prompts = {

@@ -106,12 +106,10 @@ def manual_markdown(student: str, items: Sequence[tuple[Exercise, Mapping[str, s
 
     Examples
     --------
-    >>> from rlfound.grading.authoring.spec import Exercise, Function, Manual, Answer
-    >>> exercise = Exercise(id="demo", title="Demo", chapter=1, stars=1, solution="s.py",
-    ...     functions=[Function(name="f", parameters="x")],
-    ...     checks=[Answer(name="one", function="f", kwargs={"x": 1}, expected=1)],
-    ...     manual=[Manual(name="proof", points=2, description="Show it.")])
-    >>> text = manual_markdown("ann", [(exercise, {"proof": "<script>x</script>"})])
+    >>> from rlfound.grading.authoring.spec import load_exercises
+    >>> exercise = load_exercises()["gae-recursion"]
+    >>> answers = {"k-step-telescoping": "<script>x</script>"}
+    >>> text = manual_markdown("ann", [(exercise, answers)])
     >>> "```text\\n<script>x</script>\\n```" in text
     True
     """
