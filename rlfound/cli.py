@@ -399,7 +399,10 @@ def _check(parser, args, exercises) -> int:
     elif not exercise.complete:
         print("grading adds checks on inputs you have not seen")
     if exercise.manual:
-        print(f"graded by hand: {', '.join(p.name for p in exercise.manual)}")
+        print(
+            f"graded by hand: {', '.join(p.name for p in exercise.manual)} (write each under "
+            "its '### By hand:' heading)"
+        )
     return 0 if all(check.passed for check in result.checks) else 1
 
 

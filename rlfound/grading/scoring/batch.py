@@ -33,7 +33,7 @@ from rlfound.grading.sandbox import stopping
 from rlfound.grading.scoring.grader import Grader
 from rlfound.grading.scoring.results import SubmissionResult
 
-__all__ = ["Graded", "grade_batch", "grade_one"]
+__all__ = ["Graded", "Progress", "grade_batch", "grade_one"]
 
 
 class Graded(list):
@@ -53,8 +53,12 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
-class _Progress:
-    """A tqdm bar on a terminal, else one plain line per submission (both on stderr)."""
+class Progress:
+    """A tqdm bar on a terminal, else one plain line per submission (both on stderr).
+
+    ``Progress(total, bar)``; ``update(result)`` after each graded submission, ``close()``
+    at the end. An assignment's pipeline shows one for the whole hand-in the same way.
+    """
 
     def __init__(self, total: int, bar: bool):
         from tqdm import tqdm
@@ -175,7 +179,7 @@ def grade_batch(
     scan = submissions.scan(list(paths))
     if progress is None:
         progress = sys.stderr.isatty()
-    bar = _Progress(len(scan.entries), bool(progress))
+    bar = Progress(len(scan.entries), bool(progress))
     results = Graded()
     sources: dict[str, str] = {}
     with (
