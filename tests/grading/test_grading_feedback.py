@@ -127,7 +127,8 @@ def test_a_large_graded_only_case_never_reveals_the_course_seed():
     text = reproduce.describe_case(GAE, check, 0, big, ["gae_recursive"])
     assert text == (
         "The inputs (rewards: shape (40,), values: shape (41,), gamma: 0.9, lam: 0.5) are "
-        "drawn from the course's private seed: your instructor can rebuild them for you."
+        "graded-only (drawn from the course's private seed): your instructor can rebuild "
+        "them for you."
     )
     assert "rebuild_case" not in text
 
@@ -456,3 +457,18 @@ def test_rlfound_manual_bad_input_exits_2_naming_it(capsys, tmp_path, setup, mes
     assert err.endswith(message.format(dir=folder, out=target))
     if setup == "exists":
         assert target.read_text() == "my grading"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "value", "words"),
+    [
+        (lambda rng: [], [[1.0, 2.0], [3.0]], "(x: a ragged list of 2 items) are drawn from"),
+        ([{"x": np.zeros(30)}], np.zeros(30), "(x: shape (30,)) are fixed by the exercise;"),
+    ],
+    ids=["ragged", "fixed"],
+)
+def test_a_case_that_cannot_be_shown_in_full_says_where_it_comes_from(inputs, value, words):
+    check = spec.Compare(name="demo", function="f", inputs=inputs)
+    text = reproduce.describe_case(GAE, check, 0, {"x": value}, ["f"])
+    assert text.startswith(f"The inputs {words}")
+    assert text.endswith("case = rebuild_case('gae-recursion', 'demo', 1)\n    print(f(**case))")

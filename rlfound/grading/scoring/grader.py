@@ -485,9 +485,16 @@ class Grader:
         message = text.clean(outcome.message, text.MESSAGE_CHARS)
         if not outcome.passed and outcome.case is not None and prepared.cases:
             # How to reproduce it goes last, and the message is cut to leave room for it.
-            how = reproduce.describe_case(
-                self.exercise, check, outcome.case, prepared.cases[outcome.case], check.functions
-            )
+            try:
+                how = reproduce.describe_case(
+                    self.exercise,
+                    check,
+                    outcome.case,
+                    prepared.cases[outcome.case],
+                    check.functions,
+                )
+            except Exception:  # an input the description cannot show costs only the hint
+                how = "The inputs of this case cannot be shown."
             room = text.MESSAGE_CHARS - len(how) - 2
             message = f"{text.clean(outcome.message, max(room, 200))}\n\n{how}"
             message = text.clean(message, text.MESSAGE_CHARS)

@@ -90,15 +90,20 @@ def _literal(value) -> str | None:
         dtype = kinds.get(value.dtype.kind, f", dtype=np.{value.dtype.name}")
         return f"np.array({value.tolist()!r}{dtype})"
     if isinstance(value, list | tuple):
-        if np.size(value) > SMALL_ENTRIES:
+        try:
+            small = np.size(value) <= SMALL_ENTRIES
+        except ValueError:  # ragged: NumPy cannot count it, so it is not shown in full
             return None
-        return repr(value)
+        return repr(value) if small else None
     return repr(value)
 
 
 def _shape(value) -> str:
     if isinstance(value, np.ndarray | list | tuple):
-        return f"shape {np.shape(value)}"
+        try:
+            return f"shape {np.shape(value)}"
+        except ValueError:
+            return f"a ragged {type(value).__name__} of {len(value)} items"
     return repr(value)
 
 
@@ -138,15 +143,18 @@ def describe_case(
         if sum(len(call) for call in calls) <= SMALL_CHARS:
             return "\n".join(["To reproduce, call:", *calls])
     shapes = ", ".join(f"{k}: {_shape(v)}" for k, v in case.items())
+    drawn = callable(getattr(check, "inputs", None))
     if not check.public:
+        origin = " (drawn from the course's private seed)" if drawn else ""
         return (
-            f"The inputs ({shapes}) are drawn from the course's private seed: your "
-            "instructor can rebuild them for you."
+            f"The inputs ({shapes}) are graded-only{origin}: your instructor can rebuild "
+            "them for you."
         )
+    origin = "drawn from the public seed" if drawn else "fixed by the exercise"
     first = functions[0]
     return "\n".join(
         [
-            f"The inputs ({shapes}) are drawn from the public seed; rebuild them with:",
+            f"The inputs ({shapes}) are {origin}; rebuild them with:",
             "    from rlfound.grading.scoring.reproduce import rebuild_case",
             f"    case = rebuild_case({exercise.id!r}, {check.name!r}, {index + 1})",
             f"    print({first}(**case))",
