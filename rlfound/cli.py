@@ -32,9 +32,10 @@ which sandbox mode they use and what it protects against.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
+
+from rlfound import _subcommands
 
 #: Skipped entries named in the summary (all are in skipped.csv).
 _SHOWN = 20
@@ -368,7 +369,9 @@ def _check(parser, args, exercises) -> int:
     if args.exercise:
         exercise = _exercise(parser, exercises, args.exercise, "--exercise")
     else:
-        exercise = _exercise_of_file(parser, exercises, Path(args.file), submission.source)
+        exercise = _subcommands.exercise_of_file(
+            parser, exercises, Path(args.file), submission.source, _exercise
+        )
     from rlfound.grading.sandbox import stopping
 
     grader = Grader(exercise, public_only=True, mode=args.mode, limits=_limits(args))
@@ -404,61 +407,6 @@ def _check(parser, args, exercises) -> int:
             "its '### By hand:' heading)"
         )
     return 0 if all(check.passed for check in result.checks) else 1
-
-
-def _named_in(stem: str, exercises) -> list[str]:
-    """The exercises a file name names: ``gae_recursion.py``, ``alice-gae-recursion.ipynb``;
-    a name inside a longer one that also matches (``gae`` in ``gae-timeouts``) does not count."""
-    words = "-" + "-".join(re.findall(r"[a-z0-9]+", stem.lower())) + "-"
-    found = [e for e in exercises if f"-{e}-" in words]
-    return sorted(e for e in found if not any(e != o and f"-{e}-" in f"-{o}-" for o in found))
-
-
-def _exercise_of_file(parser, exercises, path: Path, source: str):
-    """The exercise of a file: its header, else its file name when that names exactly one."""
-    from rlfound.grading.authoring import starter
-
-    named = starter.exercise_of(source)
-    if named is not None:
-        return _exercise(parser, exercises, named, "FILE (its '# rlfound exercise:' header)")
-    candidates = _named_in(path.stem, exercises)
-    if len(candidates) == 1:
-        return exercises[candidates[0]]
-    if candidates:
-        parser.error(
-            f"argument --exercise: the file name {path.name!r} names several exercises "
-            f"({', '.join(candidates)}); pass --exercise ID"
-        )
-    parser.error(
-        f"argument --exercise: {path.name} has no '# rlfound exercise: ID' header and its "
-        "name names no exercise; pass --exercise ID (`rlfound exercises` lists them)"
-    )
-
-
-def _manual(parser, args) -> int:
-    from rlfound.grading.output.atomic import write_atomic
-    from rlfound.grading.output.manual_template import manual_template_csv
-
-    folder, output = Path(args.dir), Path(args.output)
-    if not folder.is_dir():
-        parser.error(f"argument DIR: {folder} is not a folder")
-    if output.exists() and not args.force:
-        parser.error(f"{output} exists; pass --force to overwrite it")
-    try:
-        body, missing = manual_template_csv(folder)
-    except ValueError as error:
-        parser.error(f"argument {error}")
-    rows = body.count("\n") - 1
-    write_atomic(output, body)
-    print(
-        f"wrote {output}: {rows} part(s) to grade by hand, points and comment blank; fill "
-        "them in and merge them with --manual",
-        file=sys.stderr,
-    )
-    if missing:
-        shown = ", ".join(missing[:_SHOWN]) + (" ..." if len(missing) > _SHOWN else "")
-        print(f"no manual.md for {len(missing)} student(s), left out: {shown}", file=sys.stderr)
-    return 0
 
 
 def _grade(parser, args, exercise) -> int:
@@ -618,7 +566,7 @@ def _run(parser, args) -> int:
     if args.command == "secret":
         return _secret(parser, args)
     if args.command == "manual":
-        return _manual(parser, args)
+        return _subcommands.manual(parser, args, shown=_SHOWN)
     from rlfound.grading.authoring import spec
 
     try:

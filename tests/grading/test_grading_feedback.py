@@ -406,7 +406,7 @@ def _graded_folder(tmp_path, students):
 def test_rlfound_manual_writes_every_student_and_part_with_points_blank(capsys, tmp_path):
     folder = _graded_folder(
         tmp_path / "out",
-        {"ann": {PARTS[0]: "=1+1 telescopes"}, "bob": {}, "cy": None},
+        {"ann": {PARTS[0]: "=1+1 telescopes\nby induction"}, "bob": {}, "cy": None},
     )
     target = tmp_path / "manual.csv"
     status, _, err = run(capsys, "manual", str(folder), "-o", str(target))
@@ -418,7 +418,7 @@ def test_rlfound_manual_writes_every_student_and_part_with_points_blank(capsys, 
     ]
     assert all(r["points"] == r["comment"] == "" for r in rows)
     assert [r["max_points"] for r in rows] == [f"{p.points:g}" for p in GAE.manual] * 2
-    assert rows[0]["answer"] == "'=1+1 telescopes"  # never a spreadsheet formula
+    assert rows[0]["answer"] == "'=1+1 telescopes\nby induction"  # never a formula
     assert f"wrote {target}: 6 part(s) to grade by hand" in err
     assert "no manual.md for 1 student(s), left out: cy" in err
 
