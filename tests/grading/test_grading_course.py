@@ -129,19 +129,23 @@ def test_a_bad_assignment_file_is_exit_2_naming_the_field(capsys, tmp_path, body
     assert status == 2
     if message.startswith("exercises: unknown"):
         message += f" (choose from {', '.join(sorted(EXERCISES))})"
-    assert err.splitlines()[-1] == f"rlfound: error: argument FILE: {path}: {message}"
+    assert (
+        err.splitlines()[-1] == f"rlfound assignment check: error: argument FILE: {path}: {message}"
+    )
 
 
 def test_an_assignment_file_that_is_not_toml_or_not_there(capsys, tmp_path):
     status, _, err = run_cli(capsys, "assignment", "check", str(tmp_path / "nope.toml"))
     assert (status, err.splitlines()[-1]) == (
         2,
-        f"rlfound: error: argument FILE: {tmp_path / 'nope.toml'}: no such file",
+        f"rlfound assignment check: error: argument FILE: {tmp_path / 'nope.toml'}: no such file",
     )
     path = _write(tmp_path, "bad.toml", "name = \n")
     status, _, err = run_cli(capsys, "assignment", "check", str(path))
     assert status == 2
-    assert err.splitlines()[-1].startswith(f"rlfound: error: argument FILE: {path}: not valid TOML")
+    assert err.splitlines()[-1].startswith(
+        f"rlfound assignment check: error: argument FILE: {path}: not valid TOML"
+    )
 
 
 def _at(text):
@@ -426,7 +430,8 @@ def test_the_canvas_export_refuses_a_student_the_roster_lacks(capsys, tmp_path, 
     )
     assert status == 2
     assert err.splitlines()[-1] == (
-        "rlfound: error: argument DIR: 1 graded student(s) not in the roster: mallory; add "
+        "rlfound export canvas: error: argument DIR: 1 graded student(s) not in the roster: "
+        "mallory; add "
         "them to the roster (or remove their hand-ins) and grade again"
     )
     assert not target.exists()
@@ -484,7 +489,8 @@ def _argv_cases(tmp_path):
 def test_course_command_lines_that_cannot_work_are_exit_2_naming_the_argument(capsys, tmp_path):
     for argv, message in _argv_cases(tmp_path):
         status, _, err = run_cli(capsys, *argv)
-        assert (status, err.splitlines()[-1]) == (2, f"rlfound: error: {message}"), argv
+        command = " ".join(argv[:2] if argv[0] == "export" else argv[:1])
+        assert (status, err.splitlines()[-1]) == (2, f"rlfound {command}: error: {message}"), argv
     assert not (tmp_path / "o").exists()
 
 
@@ -495,6 +501,6 @@ def test_the_canvas_export_needs_an_assignments_output(capsys, tmp_path):
     )
     assert (status, err.splitlines()[-1]) == (
         2,
-        f"rlfound: error: argument DIR: {tmp_path} is not the output of `rlfound grade "
-        "--assignment` (no readable course.json)",
+        f"rlfound export canvas: error: argument DIR: {tmp_path} is not the output of "
+        "`rlfound grade --assignment` (no readable course.json)",
     )

@@ -173,7 +173,7 @@ def test_a_regrade_needs_force_and_replaces_the_whole_output(capsys, course):
     status, _, err = _grade(capsys, course)
     assert status == 2
     assert err.splitlines()[-1] == (
-        f"rlfound: error: argument --out: {course / 'out'} is not empty; pass --force to "
+        f"rlfound grade: error: argument --out: {course / 'out'} is not empty; pass --force to "
         "replace all of it, or --only STUDENT to regrade one student"
     )
     (course / "out" / "dave").mkdir()  # a stale student folder from some earlier run
@@ -212,26 +212,27 @@ def test_bad_course_input_is_exit_2_naming_it(capsys, course):
     status, _, err = _grade(capsys, course, "--manual", str(course / "bad-manual.csv"))
     assert (status, _last(err)) == (
         2,
-        f"rlfound: error: argument --manual: {course / 'bad-manual.csv'}:2: points: 3 is "
+        f"rlfound grade: error: argument --manual: {course / 'bad-manual.csv'}:2: points: 3 is "
         "outside [0, 2], the item's range",
     )
     (course / "times.csv").write_text("student,submitted_at\nzed,2026-03-01T00:00:00Z\n")
     status, _, err = _grade(capsys, course, "--submitted", str(course / "times.csv"))
     assert (status, _last(err)) == (
         2,
-        f"rlfound: error: argument --submitted: {course / 'times.csv'}:2: unknown student 'zed'",
+        f"rlfound grade: error: argument --submitted: {course / 'times.csv'}:2: unknown "
+        "student 'zed'",
     )
     (course / "ext.csv").write_text("student,days\nbob,-2\n")
     status, _, err = _grade(capsys, course, "--extensions", str(course / "ext.csv"))
     assert (status, _last(err)) == (
         2,
-        f"rlfound: error: argument --extensions: {course / 'ext.csv'}:2: days: expected a "
+        f"rlfound grade: error: argument --extensions: {course / 'ext.csv'}:2: days: expected a "
         "number >= 0; got '-2'",
     )
     status, _, err = _grade(capsys, course, "--only", "bob")
     assert (status, _last(err)) == (
         2,
-        f"rlfound: error: argument --only: {course / 'out' / 'grades.csv'} not found: grade "
+        f"rlfound grade: error: argument --only: {course / 'out' / 'grades.csv'} not found: grade "
         "the assignment first",
     )
     assert not (course / "out").exists()
@@ -240,7 +241,7 @@ def test_bad_course_input_is_exit_2_naming_it(capsys, course):
     status, _, err = _grade(capsys, course, "--only", "zed")
     assert (status, _last(err)) == (
         2,
-        f"rlfound: error: argument --only: no hand-in of 'zed' in {course / 'hand-ins'}",
+        f"rlfound grade: error: argument --only: no hand-in of 'zed' in {course / 'hand-ins'}",
     )
     shutil.rmtree(course / "out")
     status, _, err = run_cli(
@@ -249,14 +250,17 @@ def test_bad_course_input_is_exit_2_naming_it(capsys, course):
     )  # fmt: skip
     assert (status, _last(err)) == (
         2,
-        f"rlfound: error: argument SUBMISSIONS: submissions path {course / 'absent'} does not "
-        "exist",
+        f"rlfound grade: error: argument SUBMISSIONS: submissions path {course / 'absent'} "
+        "does not exist",
     )
     status, _, err = run_cli(
         capsys, "grade", "gae-recursion", str(course / "hand-ins"), "--out",
         str(course / "out"), "--manual", str(course / "manual.csv"),
     )  # fmt: skip
-    assert (status, _last(err)) == (2, "rlfound: error: argument --manual: needs --assignment FILE")
+    assert (status, _last(err)) == (
+        2,
+        "rlfound grade: error: argument --manual: needs --assignment FILE",
+    )
 
 
 def test_one_gradescope_autograder_grades_the_whole_hand_in(capsys, course):
@@ -310,7 +314,7 @@ def test_a_hand_in_the_roster_lacks_is_graded_and_the_canvas_export_refuses_it(c
     )  # fmt: skip
     assert (status, _last(err)) == (
         2,
-        "rlfound: error: argument DIR: 1 graded student(s) not in the roster: dave; add them "
-        "to the roster (or remove their hand-ins) and grade again",
+        "rlfound export canvas: error: argument DIR: 1 graded student(s) not in the roster: "
+        "dave; add them to the roster (or remove their hand-ins) and grade again",
     )
     assert not target.exists()

@@ -62,12 +62,15 @@ def add_options(grade, commands, common) -> None:
         "check", parents=[common], help="read an assignment file and say what it means"
     )
     check.add_argument("file", metavar="FILE", help="the assignment file (TOML)")
+    # Errors print the usage of the subcommand that failed (rlfound.cli reads command_parser).
+    check.set_defaults(command_parser=check)
     export = commands.add_parser("export", help="export grades to a learning-management system")
     formats = export.add_subparsers(dest="format", required=True, metavar="FORMAT")
     canvas = formats.add_parser("canvas", parents=[common], help="Canvas's gradebook import CSV")
     canvas.add_argument("dir", metavar="DIR", help="the --out folder of grade --assignment")
     canvas.add_argument("--roster", metavar="FILE", required=True, help="the course roster")
     canvas.add_argument("-o", "--output", metavar="FILE", required=True, help="the CSV to write")
+    canvas.set_defaults(command_parser=canvas)
 
 
 def graders(args, assignment: Assignment, limits) -> dict:
@@ -164,6 +167,8 @@ def grade(args, exercises: Mapping[str, Exercise], limits) -> int:
             f"{_names(outcome.missing)}",
             file=sys.stderr,
         )
+    for sentence in outcome.left_out:
+        print(sentence, file=sys.stderr)
     if outcome.skipped:
         print(f"skipped {len(outcome.skipped)} entr(ies), listed in skipped.csv", file=sys.stderr)
     if outcome.grader_errors:

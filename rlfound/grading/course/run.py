@@ -16,10 +16,14 @@ Canvas could not place it. A roster student with no hand-in gets a row of zeros 
 "no submission". Two hand-ins of one student: the first (by name) is graded, the other is
 listed in ``skipped.csv``.
 
-``DIR`` holds ``grades.csv``, ``skipped.csv``, ``course.json`` (what the run used: the
+``DIR`` holds ``grades.csv``, ``skipped.csv``, the teaching team's ``checks.csv``,
+``summary.md`` and ``similarity.csv`` over the whole class (:mod:`rlfound.grading.output.team`;
+``--only`` keeps those of the last full run), ``course.json`` (what the run used: the
 assignment, the roster, the submission times, extensions and points graded by hand given on
 the command line, so that ``--only`` can reuse them) and ``DIR/<student>/`` with
-``feedback.md`` covering every exercise and ``<exercise>/results.json``.
+``feedback.md`` covering every exercise, ``manual.md`` (the student's answers to every part
+graded by hand, which ``rlfound manual DIR`` turns into the ``manual.csv`` template) and
+``<exercise>/results.json``.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import json
+import os
 import shutil
 import sys
 from collections.abc import Mapping
@@ -38,7 +43,7 @@ from rlfound.grading.course import folders, gradebook
 from rlfound.grading.course.assignment import Assignment
 from rlfound.grading.course.manual import ManualPoints, read_manual
 from rlfound.grading.course.tables import Student, read_extensions, read_submitted
-from rlfound.grading.output import report
+from rlfound.grading.output import manual_template, report, team
 from rlfound.grading.output.atomic import write_atomic
 from rlfound.grading.sandbox import stopping
 from rlfound.grading.scoring.batch import grade_one
@@ -49,6 +54,8 @@ __all__ = ["Inputs", "Outcome", "grade_assignment"]
 
 #: What ``DIR/course.json`` is called.
 COURSE_FILE = "course.json"
+#: Where each exercise's reports are written before they move into the students' folders.
+_SCRATCH = ".by-exercise"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,12 +71,14 @@ class Inputs:
 @dataclasses.dataclass
 class Outcome:
     """What a run did: the rows, the roster students with no hand-in, the skipped entries,
-    and the results that failed because of the grader (not the student)."""
+    the results that failed because of the grader (not the student), and the teaching team's
+    reports left out (their optional package missing), in words."""
 
     rows: list[gradebook.Row]
     missing: list[str]
     skipped: list[tuple[str, str]]
     grader_errors: list[tuple[str, str]]
+    left_out: list[str] = dataclasses.field(default_factory=list)
 
 
 def _keys(hand_ins, roster) -> tuple[dict[str, object], list[tuple[str, str]], set[str]]:
@@ -102,36 +111,52 @@ def _manual_rows(merged: Mapping[tuple[str, str, str], ManualPoints]) -> list[li
     return [[*key, m.points, m.comment] for key, m in sorted(merged.items())]
 
 
-def _grade_exercise(grader: Grader, hand_in, student: str, folder: Path) -> SubmissionResult:
+@dataclasses.dataclass
+class _Graded:
+    """One exercise of one student: the result, and the answers to its parts graded by hand
+    (None when there was no file to read them from)."""
+
+    result: SubmissionResult
+    answers: dict[str, str] | None = None
+
+
+def _grade_exercise(grader: Grader, hand_in, student: str, stage: Path, sources) -> _Graded:
     """One exercise of one hand-in, inside the batch's failure boundary: whatever goes wrong
-    costs this exercise of this student, with the reason, never the batch."""
+    costs this exercise of this student, with the reason, never the batch. Its reports go to
+    ``stage/<student>/<exercise>/``."""
     from rlfound.grading import intake
 
     exercise = grader.exercise
+    target = stage / student / exercise.id
     try:
-        if hand_in.problem:
-            message = f"the hand-in could not be read: {hand_in.problem}"
-            result = grader.not_run(student, None, message)
-        else:
+        entry, problem = None, f"the hand-in could not be read: {hand_in.problem}"
+        if not hand_in.problem:
             try:
                 entry = intake.find_exercise_file(
                     hand_in, exercise.id, exercise.id.replace("-", "_")
                 )
             except ValueError as error:  # two files claim the exercise: the student's doing
-                entry, problem = None, str(error)
+                problem = str(error)
             else:
                 problem = f"no file of {exercise.id} in the hand-in"
-            if entry is None:
-                result = grader.not_run(student, None, problem)
-            else:
-                # Reports go to <student>/<exercise>/; the result is named after the student.
-                entry = dataclasses.replace(entry, name=exercise.id)
-                result = dataclasses.replace(grade_one(grader, entry, folder), name=student)
-        report.write_submission(folder / exercise.id, exercise, result)
+        if entry is None:
+            result = grader.not_run(student, None, problem)
+            report.write_submission(target, exercise, result)
+            return _Graded(result)
+        # grade_one writes to <its folder>/<entry name>/: one folder per exercise, in which
+        # each student's reports are named after the student, then moved into place.
+        entry = dataclasses.replace(entry, name=student)
+        scratch = stage / _SCRATCH / exercise.id
+        result = grade_one(grader, entry, scratch, sources=sources)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(scratch / student, target)
+        answers = None
+        if exercise.manual:
+            answers = manual_template.answers_of(entry.path, exercise, entry=entry)
+        return _Graded(result, answers)
     except Exception as error:  # the failure boundary: this exercise of this student only
         message = f"the grader failed on this exercise ({type(error).__name__}: {error})"
-        result = grader.not_run(student, None, message, grader_error=True)
-    return result
+        return _Graded(grader.not_run(student, None, message, grader_error=True))
 
 
 def grade_assignment(
@@ -206,7 +231,8 @@ def grade_assignment(
     with folders.staging(out) as stage:
         if only is not None:
             shutil.copytree(out, stage, dirs_exist_ok=True, ignore=_ignore_student(out, only))
-        results = _grade_all(graders, assignment, todo, stage, jobs, progress)
+        graded, sources = _grade_all(graders, assignment, todo, stage, jobs, progress)
+        results = {s: {e: g.result for e, g in by.items()} for s, by in graded.items()}
         rows, grader_errors = [], []
         for student, hand_in in todo.items():
             timing = gradebook.lateness(
@@ -250,9 +276,14 @@ def grade_assignment(
             "roster": None if roster is None else [dataclasses.asdict(s) for s in roster.values()],
         }
         write_atomic(stage / COURSE_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
-        _teaching_team_reports(stage, assignment, results)
+        for student, by_exercise in graded.items():
+            _manual_page(stage / student, student, assignment, by_exercise)
+        left_out = []
+        if only is None:  # the class's reports need the whole class: --only keeps the last
+            left_out = _teaching_team_reports(stage, assignment, results, sources)
         folders.swap_in(stage, out)
-    return Outcome(sorted(rows, key=lambda r: r.student), missing, skipped, grader_errors)
+    rows.sort(key=lambda r: r.student)
+    return Outcome(rows, missing, skipped, grader_errors, left_out)
 
 
 def _tables(assignment, inputs: Inputs, known, previous):
@@ -295,10 +326,27 @@ def _notes(student, hand_in, results, stranger: bool, grader_errors: list) -> li
     return notes
 
 
-def _teaching_team_reports(stage: Path, assignment: Assignment, results) -> None:
-    """Call site of the teaching team's reports of the whole class (``checks.csv``,
-    ``summary.md``, ``similarity.csv``), which another branch of issue 22 writes; until they
-    are merged there is nothing to call here."""
+def _manual_page(folder: Path, student: str, assignment: Assignment, by_exercise) -> None:
+    """``<student>/manual.md``: every part graded by hand of every exercise, with the
+    student's answer (what ``rlfound manual DIR`` reads for its template)."""
+    items = [
+        (exercise, by_exercise[exercise.id].answers or {})
+        for exercise in assignment.exercises
+        if exercise.manual
+    ]
+    if items:
+        manual_template.write_manual(folder, student, items)
+
+
+def _teaching_team_reports(stage: Path, assignment: Assignment, results, sources) -> list[str]:
+    """``checks.csv``, ``summary.md`` (and ``scores.png``) and ``similarity.csv`` of the whole
+    class (:func:`rlfound.grading.output.team.write_team_reports`); the reports left out
+    (an optional package missing), in words."""
+    by_exercise = {
+        e.id: [results[student][e.id] for student in sorted(results)] for e in assignment.exercises
+    }
+    starters = {e.id: team.starter_code(e) for e in assignment.exercises}
+    return team.write_team_reports(stage, by_exercise, sources, starters).left_out
 
 
 def _named(reader, path, argument, known):
@@ -322,30 +370,32 @@ def _ignore_student(out: Path, student: str):
 
 
 def _grade_all(graders, assignment, todo, stage, jobs, progress):
-    """``{student: {exercise id: result}}`` for every hand-in in ``todo``; a progress bar on a
-    terminal (``progress`` True), else one plain line per exercise graded."""
+    """``({student: {exercise id: _Graded}}, {exercise id: {student: code}})`` for every
+    hand-in in ``todo``; a progress bar on a terminal (``progress`` True), else one plain line
+    per exercise graded."""
     if progress is None:
         progress = sys.stderr.isatty()
     from tqdm import tqdm
 
     tasks = [(s, h, graders[e.id]) for s, h in todo.items() for e in assignment.exercises]
     bar = tqdm(total=len(tasks), unit="exercise", disable=not progress, file=sys.stderr)
-    results: dict[str, dict[str, SubmissionResult]] = {s: {} for s in todo}
+    graded: dict[str, dict[str, _Graded]] = {s: {} for s in todo}
+    sources: dict[str, dict[str, str]] = {e.id: {} for e in assignment.exercises}
     with (
         contextlib.closing(bar),
         concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
     ):
         futures = {
-            pool.submit(_grade_exercise, grader, hand_in, student, stage / student): (
-                student,
-                grader.exercise.id,
-            )
+            pool.submit(
+                _grade_exercise, grader, hand_in, student, stage, sources[grader.exercise.id]
+            ): (student, grader.exercise.id)
             for student, hand_in, grader in tasks
         }
         try:
             for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                 student, exercise_id = futures[future]
-                result = results[student][exercise_id] = future.result()
+                graded[student][exercise_id] = future.result()
+                result = graded[student][exercise_id].result
                 bar.update()
                 if not progress:
                     print(
@@ -358,4 +408,5 @@ def _grade_all(graders, assignment, todo, stage, jobs, progress):
             with stopping.stop_workers():
                 pool.shutdown(wait=True, cancel_futures=True)
             raise
-    return results
+    shutil.rmtree(stage / _SCRATCH, ignore_errors=True)
+    return graded, sources

@@ -9,5 +9,13 @@ from rlfound.grading.intake.layouts import (
     collect_all,
     find_exercise_file,
 )
+from rlfound.grading.intake.manual_text import extract_manual_text
 
-__all__ = ["Collected", "HandIn", "collect", "collect_all", "find_exercise_file"]
+__all__ = [
+    "Collected",
+    "HandIn",
+    "collect",
+    "collect_all",
+    "extract_manual_text",
+    "find_exercise_file",
+]
