@@ -21,6 +21,7 @@ from _course_helpers import hw1_toml
 from _grading_helpers import run_cli
 
 from rlfound.grading.authoring.spec import load_exercises
+from rlfound.grading.course import load_assignment, read_manual
 
 EXERCISES = load_exercises()
 IDS = ("gae-recursion", "group-advantages")
@@ -178,6 +179,23 @@ def test_thirty_students_every_number_of_grades_and_canvas(capsys, graded):
         f"{canvas_rows[r['student']]}"
         for r in roster
     ]
+    # The teaching team's files cover the whole class, and `rlfound manual` reads every
+    # student's manual.md into the template that --manual takes back.
+    assert (out / "summary.md").is_file()
+    with open(out / "checks.csv", newline="") as stream:
+        assert len(list(csv.DictReader(stream))) == sum(len(EXERCISES[e].checks) for e in IDS)
+    template = tmp_path / "template.csv"
+    err = _run(capsys, "manual", str(out), "-o", str(template))
+    with open(template, newline="") as stream:
+        cells = list(csv.DictReader(stream))
+    parts = [(e, part.name) for e in IDS for part in EXERCISES[e].manual]
+    assert sorted((c["student"], c["exercise"], c["item"]) for c in cells) == sorted(
+        (RENAMED.get(key, key), e, item) for key in mixed.students for e, item in parts
+    )
+    assert MISSING in err  # no hand-in, no manual.md
+    assignment = load_assignment(tmp_path / "hw1.toml", EXERCISES)
+    merged = read_manual(template, assignment, set(rows))
+    assert len(merged) == len(cells) and all(m.points is None for m in merged.values())
     # A regrade of one student, given none of the tables again: course.json brings back the
     # roster (lee_ann is found by her Canvas id), her point graded by hand and her late mark.
     before = (out / "grades.csv").read_bytes()
