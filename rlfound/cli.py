@@ -190,7 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs", type=_positive_int, default=1, metavar="N", help="submissions graded at once"
     )
     _seed_options(grade)
-    grade.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    grade.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="never show a progress bar: one plain line per submission, as off a terminal",
+    )
     from rlfound.grading.course import commands as course
 
     course.add_options(grade, commands, common)

@@ -108,10 +108,21 @@ def test_a_failure_quoting_a_formula_is_never_a_spreadsheet_formula():
             "not imported",
         ),
         ("something new", "other"),
+        # The grader's reproduction hint after a blank line is not part of the failure.
+        (f"{WRONG_A}\n\nTo reproduce, call:\n    f(note='should raise')", "wrong values"),
     ],
 )
 def test_every_failure_has_a_kind(message, kind):
     assert checks_report.failure_kind(message) == kind
+
+
+def test_a_raised_failure_is_grouped_by_the_exception_after_the_traceback():
+    message = (
+        "case 4 of 5 (x=2): f raised\n  mine.py, line 12, in f\n    y = 1 / 0\nZeroDivisionError: x"
+    )
+    assert checks_report.failure_pattern(message) == (
+        "case N of N (x=N): f raised ZeroDivisionError: x"
+    )
 
 
 def test_summary_gives_the_distribution_the_hardest_checks_and_failures_by_kind():

@@ -74,14 +74,25 @@ def failure_pattern(message: str) -> str:
 
     Examples
     --------
+    >>> failure_pattern("case 1 of 2 (x=1): f raised\\n  mine.py, line 4, in f\\nKeyError: 'a'")
+    "case N of N (x=N): f raised KeyError: 'a'"
     >>> failure_pattern("case 2 of 5 (gamma=0.9): max abs error 0.5, worst at index 3\\nmore")
     'case N of N (gamma=N): max abs error N, worst at index N'
     """
     lines = (message or "failed").strip().split("\n")
     first = lines[0]
-    if first.endswith(" raised") and len(lines) > 1:  # the exception is on the next line
-        first = f"{first} {lines[1]}"
+    if first.endswith(" raised"):
+        # The exception is the first line after the traceback's indented "file, line" lines.
+        raised = next((line for line in lines[1:] if line and not line[0].isspace()), "")
+        first = f"{first} {raised}".rstrip()
     return text.clean(_NUMBER.sub("N", first), _PATTERN_CHARS)
+
+
+def _head(message: str) -> str:
+    """The message without the reproduction hint the grader appends after a blank line."""
+    for mark in ("\n\nTo reproduce, call:", "\n\nThe inputs ("):
+        message = message.split(mark, 1)[0]
+    return message
 
 
 def failure_kind(message: str) -> str:
@@ -94,7 +105,7 @@ def failure_kind(message: str) -> str:
     >>> failure_kind("not run: timed out earlier (f used more than 10 s of CPU time)")
     'time limit'
     """
-    lowered = (message or "").lower()
+    lowered = _head(message or "").lower()
     for kind, phrases in FAILURE_KINDS:
         if any(phrase in lowered for phrase in phrases):
             return kind

@@ -50,18 +50,26 @@ def _g(x: float) -> str:
 
 
 def histogram_bins(scores: Sequence[float], max_score: float) -> list[tuple[float, float, int]]:
-    """The score distribution as ``(low, high, count)`` bins covering ``[0, max_score]``.
+    """The score distribution as ``(low, high, count)`` bins covering ``[0, max_score]``, the
+    last one closed so that a full score counts.
 
-    Whole-point bins when the maximum is at most 10 points (``[0, 1), [1, 2), ...``, the last
-    one closed so a full score counts), else 10 bins of equal width.
+    A whole-point maximum gets bins a whole number of points wide, at most 10 of them (1 point
+    up to 10 points, 2 up to 20, ...); any other maximum gets 10 bins of equal width.
 
     Examples
     --------
     >>> histogram_bins([0, 1, 1, 2], 2)
     [(0.0, 1.0, 1), (1.0, 2.0, 3)]
+    >>> [(low, high) for low, high, _ in histogram_bins([11], 11)][-1]
+    (10.0, 12.0)
     """
     top = float(max_score) if max_score > 0 else 1.0
-    count = int(np.ceil(top)) if top <= _MAX_BINS and float(top).is_integer() else _MAX_BINS
+    if top.is_integer():
+        width = max(1, int(np.ceil(top / _MAX_BINS)))
+        count = int(np.ceil(top / width))
+        top = float(width * count)
+    else:
+        count = _MAX_BINS
     counts, edges = np.histogram(np.asarray(scores, dtype=float), bins=count, range=(0.0, top))
     return [(float(edges[i]), float(edges[i + 1]), int(counts[i])) for i in range(len(counts))]
 
