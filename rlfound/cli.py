@@ -605,8 +605,9 @@ def _run(parser, args) -> int:
         if args.command in ("assignment", "export") or getattr(args, "assignment", None):
             return _course(parser, args, exercises)
         if args.command == "grade":
-            _single_exercise_grade(parser, args)
-            args.exercise = args.targets[0]
+            from rlfound.grading.course.commands import single_exercise
+
+            args.exercise = single_exercise(args)
         if args.exercise is None:
             parser.error("argument EXERCISE: give an exercise id, or --assignment FILE")
         exercise = _exercise(parser, exercises, args.exercise, "EXERCISE")
@@ -619,49 +620,15 @@ def _run(parser, args) -> int:
         parser.error(str(error))
 
 
-#: Options of ``grade`` that only an assignment has.
-_ASSIGNMENT_ONLY = ("roster", "submitted", "extensions", "manual", "force", "only")
-
-
-def _single_exercise_grade(parser, args) -> None:
-    given = [name for name in _ASSIGNMENT_ONLY if getattr(args, name)]
-    if given:
-        parser.error(f"argument --{given[0]}: needs --assignment FILE")
-    if len(args.targets) < 2:
-        parser.error("the following arguments are required: SUBMISSION")
-
-
 def _course(parser, args, exercises) -> int:
     from rlfound.grading.course import commands
 
-    if args.command == "assignment":
-        return commands.assignment_check(args, exercises)
-    if args.command == "export":
-        return commands.export_canvas(args)
     if args.command == "gradescope":
-        return _gradescope_assignment(args, exercises)
-    return commands.grade(args, exercises, _limits(args))
+        from rlfound.grading.distribution.gradescope import assignment_command
 
-
-def _gradescope_assignment(args, exercises) -> int:
-    from rlfound.grading.authoring.instructor import InstructorMissing
-    from rlfound.grading.authoring.secret import resolve_seed
-    from rlfound.grading.course.commands import read_assignment
-    from rlfound.grading.distribution.gradescope import build_assignment_bundle
-
-    if args.exercise is not None:
-        raise ValueError("argument EXERCISE: give an exercise id or --assignment, not both")
-    assignment = read_assignment(args.assignment, exercises, "--assignment")
-    if not all(exercise.complete for exercise in assignment.exercises):
-        raise InstructorMissing("rlfound gradescope")
-    seed, origin = resolve_seed(args.seed, public_seed=args.public_seed)
-    build_assignment_bundle(assignment, Path(args.output), seed=seed, timeout=args.timeout)
-    print(
-        f"wrote {args.output}: one autograder for {', '.join(assignment.ids)} (graded-only "
-        f"inputs from {origin}); add the parts graded by hand as manually graded questions",
-        file=sys.stderr,
-    )
-    return 0
+        return assignment_command(args, exercises)
+    # Only grade has the sandbox's options.
+    return commands.run(args, exercises, _limits(args) if args.command == "grade" else None)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ from rlfound.grading.course.run import Inputs, grade_assignment
 from rlfound.grading.course.tables import read_roster
 from rlfound.grading.output.atomic import write_atomic
 
+#: Options of ``grade`` that only an assignment has.
+_ASSIGNMENT_ONLY = ("roster", "submitted", "extensions", "manual", "force", "only")
+
 __all__ = [
     "add_options",
     "assignment_check",
@@ -88,6 +91,32 @@ def graders(args, assignment: Assignment, limits) -> dict:
     print(describe_mode(next(iter(made.values())).mode), file=sys.stderr)
     print(f"graded-only inputs from {origin}", file=sys.stderr)
     return made
+
+
+def run(args, exercises: Mapping[str, Exercise], limits) -> int:
+    """Run ``assignment check``, ``export canvas`` or ``grade --assignment``."""
+    if args.command == "assignment":
+        return assignment_check(args, exercises)
+    if args.command == "export":
+        return export_canvas(args)
+    return grade(args, exercises, limits)
+
+
+def single_exercise(args) -> str:
+    """The exercise id of ``rlfound grade EXERCISE SUBMISSION...`` (no ``--assignment``).
+
+    Raises
+    ------
+    ValueError
+        ``argument --roster: needs --assignment FILE`` (and so on) for an option only an
+        assignment has; a missing SUBMISSION.
+    """
+    given = [name for name in _ASSIGNMENT_ONLY if getattr(args, name)]
+    if given:
+        raise ValueError(f"argument --{given[0]}: needs --assignment FILE")
+    if len(args.targets) < 2:
+        raise ValueError("the following arguments are required: SUBMISSION")
+    return args.targets[0]
 
 
 def read_assignment(path: str, exercises: Mapping[str, Exercise], argument: str) -> Assignment:

@@ -47,6 +47,7 @@ __all__ = [
     "RUN_AUTOGRADER",
     "SETUP_SH",
     "Choice",
+    "assignment_command",
     "build_assignment_bundle",
     "build_bundle",
     "choose_submission",
@@ -160,6 +161,34 @@ def build_assignment_bundle(assignment, output: Path, *, seed: int, timeout: flo
         As :func:`build_bundle`, for any of the exercises.
     """
     _write_bundle(list(assignment.exercises), output, seed=seed, timeout=timeout)
+
+
+def assignment_command(args: argparse.Namespace, exercises) -> int:
+    """``rlfound gradescope --assignment FILE -o FILE``: write the assignment's bundle.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: an exercise id given too, a bad assignment file, no course seed.
+    InstructorMissing
+        Where the teaching team's package is not installed.
+    """
+    from rlfound.grading.authoring.secret import resolve_seed
+    from rlfound.grading.course.commands import read_assignment
+
+    if args.exercise is not None:
+        raise ValueError("argument EXERCISE: give an exercise id or --assignment, not both")
+    assignment = read_assignment(args.assignment, exercises, "--assignment")
+    if not all(exercise.complete for exercise in assignment.exercises):
+        raise instructor.InstructorMissing("rlfound gradescope")
+    seed, origin = resolve_seed(args.seed, public_seed=args.public_seed)
+    build_assignment_bundle(assignment, Path(args.output), seed=seed, timeout=args.timeout)
+    print(
+        f"wrote {args.output}: one autograder for {', '.join(assignment.ids)} (graded-only "
+        f"inputs from {origin}); add the parts graded by hand as manually graded questions",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def _exercise_files(exercise: spec.Exercise, files: dict[str, Path]) -> bool:
