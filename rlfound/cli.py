@@ -6,7 +6,13 @@
     rlfound starter EXERCISE [-o FILE] [--notebook] write a student starter
     rlfound check FILE [--exercise ID]              run the public checks (students)
     rlfound grade EXERCISE SUBMISSION... --out DIR  grade a class (instructors)
+    rlfound grade --assignment hw1.toml SUBMISSIONS --out DIR [--roster R] [--manual M]
+                                                    grade an assignment of several exercises
+    rlfound assignment check hw1.toml               check an assignment file
+    rlfound export canvas DIR --roster R -o FILE    the grades in Canvas's import format
+    rlfound manual DIR [-o manual.csv]              the template of the points graded by hand
     rlfound gradescope EXERCISE -o autograder.zip   build a Gradescope autograder
+    rlfound gradescope --assignment hw1.toml -o hw1.zip   one autograder for an assignment
     rlfound verify SPEC_OR_ID                       check an exercise specification
     rlfound classpack --out DIR [--with-solutions]  the chapters and starters for a course
     rlfound secret                                  create the course's grading secret
@@ -33,6 +39,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from rlfound import _subcommands
 
 #: Skipped entries named in the summary (all are in skipped.csv).
 _SHOWN = 20
@@ -156,31 +164,59 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("file", metavar="FILE", help="your .py or .ipynb file")
     check.add_argument(
-        "--exercise", metavar="ID", help="exercise id (default: read from the file's header)"
+        "--exercise",
+        metavar="ID",
+        help="exercise id (default: the file's '# rlfound exercise:' header, else the "
+        "exercise its file name names, such as gae_recursion.py)",
     )
 
     grade = commands.add_parser(
-        "grade", parents=[common, sandbox], help="grade submissions (instructors)"
+        "grade",
+        parents=[common, sandbox],
+        help="grade submissions (instructors)",
+        usage="rlfound grade EXERCISE SUBMISSION... --out DIR [options]\n"
+        "       rlfound grade --assignment FILE SUBMISSIONS --out DIR [options]",
     )
-    grade.add_argument("exercise", metavar="EXERCISE", help="exercise id")
     grade.add_argument(
-        "submissions",
-        metavar="SUBMISSION",
+        "targets",
+        metavar="EXERCISE SUBMISSION",
         nargs="+",
-        help="hand-ins (.py, .ipynb, .zip), or a class's folder or zip of them: per-student "
-        "folders and zips, a Canvas bulk download, a Gradescope export",
+        help="an exercise id, then hand-ins (.py, .ipynb, .zip) or a class's folder or zip of "
+        "them (per-student folders and zips, a Canvas bulk download, a Gradescope export); "
+        "with --assignment, only the class's folder or zip",
     )
     grade.add_argument("--out", metavar="DIR", required=True, help="folder for the reports")
     grade.add_argument(
         "--jobs", type=_positive_int, default=1, metavar="N", help="submissions graded at once"
     )
     _seed_options(grade)
-    grade.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    grade.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="never show a progress bar: one plain line per submission, as off a terminal",
+    )
+    from rlfound.grading.course import commands as course
+
+    course.add_options(grade, commands, common)
+
+    manual = commands.add_parser(
+        "manual",
+        help="write manual.csv: every student and part graded by hand, with the student's "
+        "answer, points blank for the teaching team",
+    )
+    manual.add_argument("dir", metavar="DIR", help="a folder that rlfound grade wrote")
+    manual.add_argument(
+        "-o", "--output", metavar="FILE", default="manual.csv", help="(default: manual.csv)"
+    )
+    manual.add_argument("--force", action="store_true", help="overwrite an existing file")
 
     gradescope = commands.add_parser(
         "gradescope", parents=[common], help="build a Gradescope autograder zip"
     )
-    gradescope.add_argument("exercise", metavar="EXERCISE", help="exercise id")
+    gradescope.add_argument("exercise", metavar="EXERCISE", nargs="?", help="exercise id")
+    gradescope.add_argument(
+        "--assignment", metavar="FILE", help="one autograder for every exercise of an assignment"
+    )
     gradescope.add_argument("-o", "--output", metavar="FILE", default="autograder.zip")
     _seed_options(gradescope)
     gradescope.add_argument("--timeout", type=_positive_float, default=10.0, metavar="SECONDS")
@@ -231,6 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="write into a folder that is not empty, replacing the pack's README.md, "
         "chapters/, exercises/ and solutions-teaching-team-only/ (nothing else in it)",
     )
+    # Each subcommand's errors print that subcommand's usage, not the top-level one.
+    for name, command in commands.choices.items():
+        command.set_defaults(command_parser=command)
+        command.prog = f"rlfound {name}"
     return parser
 
 
@@ -330,14 +370,15 @@ def _starter(parser, args, exercise) -> int:
     suffix = ".ipynb" if args.notebook else ".py"
     output = Path(args.output or exercise.id.replace("-", "_") + suffix)
     if output.exists() and not args.force:
-        parser.error(f"argument -o/--output: {output} exists; pass --force to overwrite it")
+        # Name -o only when it was given: the default file name is no option's fault.
+        where = "argument -o/--output: " if args.output else ""
+        parser.error(f"{where}{output} exists; pass --force to overwrite it")
     write_atomic(output, text)
     print(f"wrote {output}; check it with: rlfound check {output}", file=sys.stderr)
     return 0
 
 
 def _check(parser, args, exercises) -> int:
-    from rlfound.grading.authoring import starter
     from rlfound.grading.intake import submissions
     from rlfound.grading.scoring.compare import FLOAT32_HINT
     from rlfound.grading.scoring.grader import Grader
@@ -345,13 +386,12 @@ def _check(parser, args, exercises) -> int:
     submission = submissions.read_submission(Path(args.file))
     if submission.source is None:
         parser.error(f"argument FILE: {submission.error}")
-    exercise_id = args.exercise or starter.exercise_of(submission.source)
-    if exercise_id is None:
-        parser.error(
-            "argument --exercise: the file has no '# rlfound exercise: ID' header; "
-            "pass --exercise ID"
+    if args.exercise:
+        exercise = _exercise(parser, exercises, args.exercise, "--exercise")
+    else:
+        exercise = _subcommands.exercise_of_file(
+            parser, exercises, Path(args.file), submission.source, _exercise
         )
-    exercise = _exercise(parser, exercises, exercise_id, "--exercise")
     from rlfound.grading.sandbox import stopping
 
     grader = Grader(exercise, public_only=True, mode=args.mode, limits=_limits(args))
@@ -364,6 +404,11 @@ def _check(parser, args, exercises) -> int:
         if not check.passed:
             for line in check.message.splitlines():
                 print(f"      {line}")
+    for run in result.student_tests:
+        verdict = "passed" if run.passed else "failed"
+        print(f"TEST  your {run.name}() {verdict}  (run, not scored automatically)")
+        for line in run.message.splitlines():
+            print(f"      {line}")
     for note in result.notes:
         print(f"NOTE  {note}".replace("\n", "\n      "))
     print(f"\npublic checks: {result.score:g} / {result.max_score:g} points")
@@ -377,7 +422,10 @@ def _check(parser, args, exercises) -> int:
     elif not exercise.complete:
         print("grading adds checks on inputs you have not seen")
     if exercise.manual:
-        print(f"graded by hand: {', '.join(p.name for p in exercise.manual)}")
+        print(
+            f"graded by hand: {', '.join(p.name for p in exercise.manual)} (write each under "
+            "its '### By hand:' heading)"
+        )
     return 0 if all(check.passed for check in result.checks) else 1
 
 
@@ -399,7 +447,7 @@ def _grade(parser, args, exercise) -> int:
     try:
         results = grade_batch(
             grader,
-            args.submissions,
+            args.targets[1:],
             args.out,
             jobs=args.jobs,
             progress=progress,
@@ -422,6 +470,21 @@ def _grade(parser, args, exercise) -> int:
         f"mean {mean:.2f} / {grader.max_score:g}; reports in {args.out}",
         file=sys.stderr,
     )
+    if results.team_reports is not None:
+        pairs = len(results.team_reports.pairs)
+        print(
+            f"for the teaching team: checks.csv, summary.md, similarity.csv ({pairs} pair(s) "
+            "that look alike: a prompt for a human look, not evidence; no score changes)",
+            file=sys.stderr,
+        )
+        for line in results.team_reports.left_out:
+            print(f"  {line}", file=sys.stderr)
+    if exercise.manual:
+        print(
+            f"graded by hand: {exercise.manual_points:g} point(s); each student's answers are "
+            f"in manual.md; `rlfound manual {args.out}` writes the template to fill in",
+            file=sys.stderr,
+        )
     if results.skipped:
         count = len(results.skipped)
         print(
@@ -508,13 +571,12 @@ def main(argv: list[str] | None = None) -> int:
     killed, the private root and the temporary folders removed) and the status ``128 + N``
     (:mod:`rlfound.grading.sandbox.stopping`).
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     from rlfound.grading.sandbox import stopping
 
     with stopping.stop_on_signals():
         try:
-            return _run(parser, args)
+            return _run(args.command_parser, args)
         except stopping.Stopped as stop:
             print(f"stopped by {stop.name}", file=sys.stderr)
             return stop.status
@@ -523,6 +585,8 @@ def main(argv: list[str] | None = None) -> int:
 def _run(parser, args) -> int:
     if args.command == "secret":
         return _secret(parser, args)
+    if args.command == "manual":
+        return _subcommands.manual(parser, args, shown=_SHOWN)
     from rlfound.grading.authoring import spec
 
     try:
@@ -531,8 +595,6 @@ def _run(parser, args) -> int:
         parser.error(str(error))
     if args.command == "exercises":
         return _list(exercises)
-    if args.command == "secret":
-        return _secret(parser, args)
     try:
         if args.command == "check":
             return _check(parser, args, exercises)
@@ -540,6 +602,14 @@ def _run(parser, args) -> int:
             return _verify(parser, args, exercises)
         if args.command == "classpack":
             return _classpack(parser, args, exercises)
+        if args.command in ("assignment", "export") or getattr(args, "assignment", None):
+            return _course(parser, args, exercises)
+        if args.command == "grade":
+            from rlfound.grading.course.commands import single_exercise
+
+            args.exercise = single_exercise(args)
+        if args.exercise is None:
+            parser.error("argument EXERCISE: give an exercise id, or --assignment FILE")
         exercise = _exercise(parser, exercises, args.exercise, "EXERCISE")
         if args.command == "starter":
             return _starter(parser, args, exercise)
@@ -548,6 +618,17 @@ def _run(parser, args) -> int:
         return _gradescope(args, exercise)
     except ValueError as error:
         parser.error(str(error))
+
+
+def _course(parser, args, exercises) -> int:
+    from rlfound.grading.course import commands
+
+    if args.command == "gradescope":
+        from rlfound.grading.distribution.gradescope import assignment_command
+
+        return assignment_command(args, exercises)
+    # Only grade has the sandbox's options.
+    return commands.run(args, exercises, _limits(args) if args.command == "grade" else None)
 
 
 if __name__ == "__main__":

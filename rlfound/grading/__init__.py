@@ -19,6 +19,9 @@ the reports. The package is laid out by phase, each importing only the phases be
     The tolerance comparison, the :class:`Grader`, its results, :func:`grade_batch`.
 ``output``
     ``results.json``, ``feedback.md``, ``grades.csv`` and atomic writes.
+``course``
+    Assignments of several exercises, rosters, the late policy, points graded by hand,
+    regrades that replace the output whole, the Canvas export.
 ``distribution``
     The Gradescope autograder bundle and the class pack.
 

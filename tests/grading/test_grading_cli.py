@@ -124,11 +124,17 @@ def test_grade_writes_reports_and_regrades_identically(capsys, tmp_path):
     files = outputs[0]
     assert sorted(map(str, files)) == [
         "ana/feedback.md",
+        "ana/manual.md",
         "ana/results.json",
         "ben/feedback.md",
+        "ben/manual.md",
         "ben/results.json",
+        "checks.csv",
         "grades.csv",
+        "scores.png",
+        "similarity.csv",
         "skipped.csv",
+        "summary.md",
     ]
     grades = files[next(p for p in files if str(p) == "grades.csv")].decode().splitlines()
     assert grades[0].startswith("submission,file,score,max_score,recursive-random,")

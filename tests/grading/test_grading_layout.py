@@ -12,7 +12,7 @@ from _grading_helpers import REPO
 
 GRADING = REPO / "rlfound" / "grading"
 #: The phases in the order a submission meets them; each imports only itself and earlier ones.
-PHASES = ("authoring", "intake", "sandbox", "scoring", "output", "distribution")
+PHASES = ("authoring", "intake", "sandbox", "scoring", "output", "course", "distribution")
 
 
 def _modules():
@@ -51,13 +51,17 @@ def test_every_module_belongs_to_a_phase():
 #: What a phase may import besides itself. Authoring's verify and the exercise format use the
 #: scoring (a specification is verified by grading its reference); the sandbox and intake sit
 #: below everything that decides a grade, and nothing but distribution packs the others up.
+#: The course layer (assignments, late policy, manual points, LMS export) sits above one
+#: exercise's grading; only distribution (and the command) may use it. It reaches the sandbox
+#: for one thing only: stopping the workers when a signal stops a batch.
 ALLOWED = {
     "intake": set(),
     "sandbox": {"intake"},
     "output": {"intake", "authoring", "scoring"},
     "scoring": {"intake", "sandbox", "authoring", "output"},
     "authoring": {"intake", "sandbox", "scoring", "output"},
-    "distribution": {"intake", "sandbox", "authoring", "scoring", "output"},
+    "course": {"intake", "sandbox", "authoring", "scoring", "output"},
+    "distribution": {"intake", "sandbox", "authoring", "scoring", "output", "course"},
 }
 
 

@@ -162,10 +162,12 @@ class Function:
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
-    """The verdict on one check."""
+    """The verdict on one check; ``case`` is the index of the case that failed, where the
+    check has cases (the grader then tells the student how to rebuild its inputs)."""
 
     passed: bool
     message: str
+    case: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,10 +183,13 @@ class Prepared:
     """A check made concrete for one seed: the calls to make and how to judge the replies.
 
     ``judge`` receives one item per call: a float64 ndarray, or a :class:`CallError`.
+    ``cases`` are the keyword arguments of each case, where the check draws cases (an
+    :attr:`Outcome.case` indexes them).
     """
 
     calls: list[Call]
     judge: Callable[[list], Outcome]
+    cases: list[dict] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -329,13 +334,13 @@ class Compare(Check):
             for index, (case, want, got) in enumerate(zip(cases, expected, replies, strict=True)):
                 where = _label(index, len(cases), case)
                 if isinstance(got, CallError):
-                    return Outcome(False, f"{where}: {self.function} raised\n{got.message}")
+                    return Outcome(False, f"{where}: {self.function} raised\n{got.message}", index)
                 verdict = compare.compare(got, want, rtol=self.rtol, atol=self.atol)
                 if not verdict.passed:
-                    return Outcome(False, f"{where}: {verdict.message}")
+                    return Outcome(False, f"{where}: {verdict.message}", index)
             return Outcome(True, f"{len(cases)} case(s) match the reference")
 
-        return Prepared([Call(self.function, case) for case in cases], judge)
+        return Prepared([Call(self.function, case) for case in cases], judge, cases)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -388,15 +393,15 @@ class Gradient(Check):
             for index, (case, want, got) in enumerate(zip(cases, expected, replies, strict=True)):
                 where = _label(index, len(cases), case)
                 if isinstance(got, CallError):
-                    return Outcome(False, f"{where}: {self.function} raised\n{got.message}")
+                    return Outcome(False, f"{where}: {self.function} raised\n{got.message}", index)
                 verdict = compare.compare(got, want, rtol=self.rtol, atol=self.atol)
                 if not verdict.passed:
                     return Outcome(
-                        False, f"{where}: differs from finite differences: {verdict.message}"
+                        False, f"{where}: differs from finite differences: {verdict.message}", index
                     )
             return Outcome(True, f"{len(cases)} case(s) match central finite differences")
 
-        return Prepared([Call(self.function, case) for case in cases], judge)
+        return Prepared([Call(self.function, case) for case in cases], judge, cases)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -439,7 +444,7 @@ class Property(Check):
                 )
                 for name, got in outputs.items():
                     if isinstance(got, CallError):
-                        return Outcome(False, f"{where}: {name} raised\n{got.message}")
+                        return Outcome(False, f"{where}: {name} raised\n{got.message}", index)
                 single = outputs[names[0]] if isinstance(self.function, str) else outputs
                 try:
                     verdict = self.holds(single, case)
@@ -447,10 +452,10 @@ class Property(Check):
                     verdict = f"the outputs have the wrong form ({error})"
                 if verdict is not True and verdict is not None:
                     text = verdict if isinstance(verdict, str) else self.description
-                    return Outcome(False, f"{where}: property does not hold: {text}")
+                    return Outcome(False, f"{where}: property does not hold: {text}", index)
             return Outcome(True, f"holds on {len(cases)} case(s)")
 
-        return Prepared(calls, judge)
+        return Prepared(calls, judge, cases)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -47,6 +47,8 @@ __all__ = [
     "RUN_AUTOGRADER",
     "SETUP_SH",
     "Choice",
+    "assignment_command",
+    "build_assignment_bundle",
     "build_bundle",
     "choose_submission",
     "main",
@@ -89,7 +91,7 @@ if [ -d "$here/source/rlfound" ]; then root="$here"; else root="$(dirname "$here
 source_dir="$root/source"
 cd "$source_dir"
 PYTHONPATH="$source_dir" exec "$root/venv/bin/python" -m rlfound.grading.distribution.gradescope \\
-    --exercise {exercise_id} --seed {seed} --timeout {timeout}{exercises} \\
+    {exercise_options} --seed {seed} --timeout {timeout}{exercises} \\
     --submission-dir "$root/submission" --results "$root/results/results.json"
 """
 
@@ -140,12 +142,62 @@ def build_bundle(exercise: spec.Exercise, output: Path, *, seed: int, timeout: f
         outside the specification's folder (the bundle needs it next to the specification),
         or rlfound is not installed.
     """
+    _write_bundle([exercise], output, seed=seed, timeout=timeout)
+
+
+def build_assignment_bundle(assignment, output: Path, *, seed: int, timeout: float) -> None:
+    """Write one Gradescope autograder zip for every exercise of an assignment
+    (:class:`~rlfound.grading.course.assignment.Assignment`).
+
+    The student uploads every file of the hand-in at once; the autograder finds each
+    exercise's file in the upload as the one-exercise bundle does, grades it, and reports
+    every exercise's checks as tests named ``<exercise>: <check>``, scored with automatic
+    points only. The parts graded by hand are added on Gradescope as manually graded
+    questions (the README says how); Gradescope applies its own late policy.
+
+    Raises
+    ------
+    ValueError
+        As :func:`build_bundle`, for any of the exercises.
+    """
+    _write_bundle(list(assignment.exercises), output, seed=seed, timeout=timeout)
+
+
+def assignment_command(args: argparse.Namespace, exercises) -> int:
+    """``rlfound gradescope --assignment FILE -o FILE``: write the assignment's bundle.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: an exercise id given too, a bad assignment file, no course seed.
+    InstructorMissing
+        Where the teaching team's package is not installed.
+    """
+    from rlfound.grading.authoring.secret import resolve_seed
+    from rlfound.grading.course.commands import read_assignment
+
+    if args.exercise is not None:
+        raise ValueError("argument EXERCISE: give an exercise id or --assignment, not both")
+    assignment = read_assignment(args.assignment, exercises, "--assignment")
+    if not all(exercise.complete for exercise in assignment.exercises):
+        raise instructor.InstructorMissing("rlfound gradescope")
+    seed, origin = resolve_seed(args.seed, public_seed=args.public_seed)
+    build_assignment_bundle(assignment, Path(args.output), seed=seed, timeout=args.timeout)
+    print(
+        f"wrote {args.output}: one autograder for {', '.join(assignment.ids)} (graded-only "
+        f"inputs from {origin}); add the parts graded by hand as manually graded questions",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _exercise_files(exercise: spec.Exercise, files: dict[str, Path]) -> bool:
+    """Add what grading ``exercise`` needs to ``files``; True for an instructor's exercise."""
     exercise.reference()  # fail now, not on Gradescope, if the reference is broken
-    files = _package_files()
     solution = exercise.solution_path
     if exercise.builtin:
-        # The bundle carries the instructor material of this exercise only: Gradescope never
-        # shows the autograder to students.
+        # The bundle carries the instructor material of these exercises only: Gradescope
+        # never shows the autograder to students.
         folder = instructor.require_instructor("a Gradescope autograder of a book exercise")
         if solution.parent != folder:
             raise ValueError(f"solution of {exercise.id!r} must be in {folder}; got {solution}")
@@ -154,19 +206,28 @@ def build_bundle(exercise: spec.Exercise, output: Path, *, seed: int, timeout: f
         files[f"{package}/{solution.name}"] = solution
         graded = folder / instructor.GRADED / exercise.source.name
         files[f"{package}/{instructor.GRADED}/{graded.name}"] = graded
-        extra = ""
-    else:
-        relative = Path(exercise.solution)
-        if relative.is_absolute() or ".." in relative.parts:
-            raise ValueError(
-                f"solution of {exercise.id!r} must be a path inside its specification's folder "
-                f"to be bundled; got {exercise.solution}"
-            )
-        files[f"exercises/{exercise.source.name}"] = exercise.source
-        files[f"exercises/{relative.as_posix()}"] = solution
-        extra = ' --exercises "$source_dir/exercises"'
+        return False
+    relative = Path(exercise.solution)
+    if relative.is_absolute() or ".." in relative.parts:
+        raise ValueError(
+            f"solution of {exercise.id!r} must be a path inside its specification's folder "
+            f"to be bundled; got {exercise.solution}"
+        )
+    files[f"exercises/{exercise.source.name}"] = exercise.source
+    files[f"exercises/{relative.as_posix()}"] = solution
+    return True
+
+
+def _write_bundle(
+    exercises: list[spec.Exercise], output: Path, *, seed: int, timeout: float
+) -> None:
+    files = _package_files()
+    own = [_exercise_files(exercise, files) for exercise in exercises]
     run = RUN_AUTOGRADER.format(
-        exercise_id=exercise.id, seed=int(seed), timeout=float(timeout), exercises=extra
+        exercise_options=" ".join(f"--exercise {e.id}" for e in exercises),
+        seed=int(seed),
+        timeout=float(timeout),
+        exercises=' --exercises "$source_dir/exercises"' if any(own) else "",
     )
     needed = "".join(f"{line}\n" for line in requirements())
     buffer = io.BytesIO()
@@ -229,15 +290,37 @@ def _results(args: argparse.Namespace) -> tuple[dict, int]:
     it does not hold)."""
     try:
         exercises = spec.load_exercises(args.exercises)
-        if args.exercise not in exercises:
-            print(
-                f"error: argument --exercise: unknown exercise {args.exercise!r}", file=sys.stderr
-            )
-            return _document(f"the autograder failed: unknown exercise {args.exercise!r}"), 2
-        # In a thread of its own, so that a signal stops it only where it can close its worker.
-        return stopping.run(_grade_upload, exercises[args.exercise], args), 0
+        unknown = [e for e in args.exercise if e not in exercises]
+        if unknown:
+            print(f"error: argument --exercise: unknown exercise {unknown[0]!r}", file=sys.stderr)
+            return _document(f"the autograder failed: unknown exercise {unknown[0]!r}"), 2
+        documents = [
+            # In a thread of its own, so that a signal stops it only where it can close its
+            # worker.
+            stopping.run(_grade_upload, exercises[exercise_id], args)
+            for exercise_id in args.exercise
+        ]
+        if len(documents) == 1:
+            return documents[0], 0
+        return _combined(args.exercise, documents), 0
     except Exception as error:  # the bundle's own failure (a broken reference, a bug)
         return _document(f"the autograder failed: {_describe(error)}"), 0
+
+
+def _combined(ids: list[str], documents: list[dict]) -> dict:
+    """One results document for an assignment: every exercise's tests, prefixed by its id."""
+    tests = [
+        {**test, "name": f"{exercise_id}: {test['name']}"}
+        for exercise_id, document in zip(ids, documents, strict=True)
+        for test in document["tests"]
+    ]
+    return {
+        "score": sum(document["score"] for document in documents),
+        "output": "\n\n".join(document["output"] for document in documents),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
 
 
 def _stopped(stop: stopping.Stopped) -> dict:
@@ -266,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     is 1 when ``results.json`` cannot be written, 2 for bad arguments.
     """
     parser = argparse.ArgumentParser(prog="python -m rlfound.grading.distribution.gradescope")
-    parser.add_argument("--exercise", required=True)
+    parser.add_argument("--exercise", required=True, action="append")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=Limits.timeout)
     parser.add_argument("--exercises", action="append", default=[])

@@ -10,5 +10,14 @@ from rlfound.grading.intake.layouts import (
     exercise_entry,
     find_exercise_file,
 )
+from rlfound.grading.intake.manual_text import extract_manual_text
 
-__all__ = ["Collected", "HandIn", "collect", "collect_all", "exercise_entry", "find_exercise_file"]
+__all__ = [
+    "Collected",
+    "HandIn",
+    "collect",
+    "collect_all",
+    "exercise_entry",
+    "extract_manual_text",
+    "find_exercise_file",
+]

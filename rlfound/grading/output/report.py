@@ -17,17 +17,20 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from rlfound.grading.authoring.spec import Exercise
 from rlfound.grading.intake import text
 from rlfound.grading.output.atomic import write_atomic
+from rlfound.grading.scoring import student_tests
 from rlfound.grading.scoring.results import SubmissionResult
 
 __all__ = [
     "NOTE_CHARS",
     "feedback_markdown",
+    "fence",
     "grades_csv",
     "max_report_bytes",
     "results_json",
@@ -70,6 +73,17 @@ def results_json(exercise: Exercise, result: SubmissionResult) -> dict:
                 "visibility": "visible" if check.public else "after_published",
             }
         )
+    for run in result.student_tests:
+        tests.append(
+            {
+                "name": f"your {run.name}() (run, not scored automatically)",
+                "score": 0,
+                "max_score": 0,
+                "status": "passed" if run.passed else "failed",
+                "output": "it ran without an error" if run.passed else _inert(run.message),
+                "visibility": "visible",
+            }
+        )
     for part in exercise.manual:
         tests.append(
             {
@@ -96,11 +110,24 @@ def results_json(exercise: Exercise, result: SubmissionResult) -> dict:
     }
 
 
-def _fence(body: str) -> str:
-    """A Markdown code block that the text cannot close early."""
-    longest = max((len(run) for run in body.split("\n") if set(run) == {"`"}), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{body.replace(fence, '')}\n{fence}"
+def fence(body: str) -> str:
+    """A Markdown code block that the text cannot close early, and that shows it unchanged.
+
+    The fence is one backtick longer than the longest run of backticks anywhere in the text
+    (at least three), so no line of the text can close it, whatever its spaces or info
+    string (CommonMark closes a fence only with a run of backticks at least as long).
+
+    Examples
+    --------
+    >>> print(fence("```\\n<b>hi</b>"))
+    ````text
+    ```
+    <b>hi</b>
+    ````
+    """
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    marks = "`" * max(3, longest + 1)
+    return f"{marks}text\n{body}\n{marks}"
 
 
 def feedback_markdown(exercise: Exercise, result: SubmissionResult) -> str:
@@ -114,7 +141,7 @@ def feedback_markdown(exercise: Exercise, result: SubmissionResult) -> str:
         "",
     ]
     if result.error:
-        lines += ["Your code could not be graded:", "", _fence(_inert(result.error)), ""]
+        lines += ["Your code could not be graded:", "", fence(_inert(result.error)), ""]
     lines += ["| check | kind | points | result |", "| --- | --- | --- | --- |"]
     for check in result.checks:
         kind = "public" if check.public else "graded-only"
@@ -133,9 +160,23 @@ def feedback_markdown(exercise: Exercise, result: SubmissionResult) -> str:
                 "",
                 check.description,
                 "",
-                _fence(_inert(check.message)),
+                fence(_inert(check.message)),
                 "",
             ]
+    if result.student_tests:
+        lines += [
+            "",
+            "## Your test functions",
+            "",
+            "The grader ran them after the checks; they earn no automatic points (your "
+            "instructor grades the test by hand), but a test that fails is worth a look.",
+            "",
+        ]
+        for run in result.student_tests:
+            if run.passed:
+                lines.append(f"- `{run.name}()`: passed")
+            else:
+                lines += [f"- `{run.name}()`: **failed**", "", fence(_inert(run.message)), ""]
     if exercise.manual:
         lines += [
             "",
@@ -152,7 +193,7 @@ def feedback_markdown(exercise: Exercise, result: SubmissionResult) -> str:
             "",
             f"## Your code's output (first {_OUTPUT_CHARS} characters)",
             "",
-            _fence(_inert(result.output[:_OUTPUT_CHARS])),
+            fence(_inert(result.output[:_OUTPUT_CHARS])),
         ]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -170,17 +211,21 @@ def max_report_bytes(exercise: Exercise) -> int:
     text (its title, the checks' names and descriptions, the parts graded by hand) and of the
     student text a report may carry, each piece capped by :mod:`rlfound.grading.intake.text`: the
     error twice (the summary and the first check), the notes, the first 2000 characters of
-    the output, one message per check, the name. A character is at most 4 bytes of UTF-8,
+    the output, one message per check, the name, and a message for each of the student's own
+    test functions (their names are the exercise's). A character is at most 4 bytes of UTF-8,
     and JSON's escapes of the characters left (``\\``, ``"``) take 2.
     """
     own = len(exercise.title) + sum(len(c.description) + len(c.name) + 64 for c in exercise.checks)
     own += sum(len(p.description) + len(p.name) + 64 for p in exercise.manual)
+    tests = student_tests.student_test_names(exercise)
+    own += sum(len(name) + 64 for name in tests)
     student = (
         2 * text.ERROR_CHARS
         + text.MAX_NOTES * (text.NOTE_CHARS + 8)
         + _OUTPUT_CHARS
         + len(exercise.checks) * text.MESSAGE_CHARS
         + text.NAME_CHARS
+        + len(tests) * text.MESSAGE_CHARS
     )
     return 16 * 1024 + 4 * (own + student)
 

@@ -10,7 +10,12 @@ graded.
 ``grades.csv`` and ``skipped.csv`` are written last, atomically, once every worker has been
 closed (each worker's processes are killed and checked gone by what they cannot shed: their
 control group, their user, their PID namespace), and read back to check they hold what was
-written.
+written. Then come the teaching team's reports (:mod:`rlfound.grading.output.team`):
+``checks.csv``, ``summary.md`` with ``scores.png``, and ``similarity.csv``.
+
+Progress goes to stderr: a tqdm bar when stderr is a terminal, otherwise (a log file, a CI
+job, ``--no-progress``) one plain line per submission as it finishes, which a log keeps
+readable where a bar's carriage returns would not.
 """
 
 from __future__ import annotations
@@ -23,19 +28,21 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rlfound.grading.intake import layouts, submissions, text
-from rlfound.grading.output import report
+from rlfound.grading.output import manual_template, report, team
 from rlfound.grading.sandbox import stopping
 from rlfound.grading.scoring.grader import Grader
 from rlfound.grading.scoring.results import SubmissionResult
 
-__all__ = ["Graded", "grade_batch", "grade_one"]
+__all__ = ["Graded", "Progress", "grade_batch", "grade_one"]
 
 
 class Graded(list):
     """The results of a batch (a list, sorted by name), with ``skipped``: ``(entry, reason)``
-    for every entry of the submissions folders that was not graded."""
+    for every entry of the submissions folders that was not graded, and ``team_reports``: what the
+    teaching team's reports hold (:class:`rlfound.grading.output.team.TeamReports`)."""
 
     skipped: list[tuple[str, str]]
+    team_reports: team.TeamReports | None = None
 
 
 def _describe(error: BaseException) -> str:
@@ -46,10 +53,57 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
-def grade_one(grader: Grader, entry: submissions.Entry, out_dir: Path) -> SubmissionResult:
-    """Grade and report one entry inside its failure boundary; never raises an Exception."""
+class Progress:
+    """A tqdm bar on a terminal, else one plain line per submission (both on stderr).
+
+    ``Progress(total, bar)``; ``update(result)`` after each graded submission, ``close()``
+    at the end. An assignment's pipeline shows one for the whole hand-in the same way.
+    """
+
+    def __init__(self, total: int, bar: bool):
+        from tqdm import tqdm
+
+        self.total = total
+        self.done = 0
+        self.bar = tqdm(total=total, unit="submission", file=sys.stderr) if bar else None
+
+    def update(self, result: SubmissionResult) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update()
+            return
+        name = text.clean(result.name, text.NAME_CHARS)
+        verdict = "could not be graded" if result.error else "graded"
+        print(
+            f"[{self.done}/{self.total}] {name}: {verdict}, "
+            f"{result.score:g} / {result.max_score:g}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def grade_one(
+    grader: Grader,
+    entry: submissions.Entry,
+    out_dir: Path,
+    *,
+    sources: dict[str, str] | None = None,
+) -> SubmissionResult:
+    """Grade and report one entry inside its failure boundary; never raises an Exception.
+
+    Writes ``results.json`` and ``feedback.md``, and ``manual.md`` where the exercise has
+    parts graded by hand (:mod:`rlfound.grading.output.manual_template`). ``sources``, when
+    given, receives the submission's code under its name (for the similarity report).
+    """
+    submission = None
     try:
         submission = submissions.read_submission(entry.path, entry=entry)
+        if sources is not None and submission.source is not None:
+            sources[entry.name] = submission.source
         result = grader.grade(submission)
     except Exception as error:  # the failure boundary: this submission only
         message = f"the grader failed on this submission ({_describe(error)})"
@@ -58,6 +112,11 @@ def grade_one(grader: Grader, entry: submissions.Entry, out_dir: Path) -> Submis
         )
     try:
         report.write_submission(out_dir / entry.name, grader.exercise, result)
+        if grader.exercise.manual:
+            answers = manual_template.answers_of(entry.path, grader.exercise, entry=entry)
+            manual_template.write_manual(
+                out_dir / entry.name, entry.name, [(grader.exercise, answers)]
+            )
     except Exception as error:
         reason = text.clean(f"its reports could not be written ({_describe(error)})", 500)
         result = dataclasses.replace(result, grader_error=reason)
@@ -72,11 +131,14 @@ def grade_batch(
     jobs: int = 1,
     progress: bool | None = None,
     on_result: Callable[[SubmissionResult], None] | None = None,
+    similarity_threshold: float = team.THRESHOLD,
 ) -> Graded:
     """Grade many submissions in parallel and write every report.
 
-    Writes ``out_dir/<name>/results.json`` and ``feedback.md`` as each submission finishes,
-    then ``out_dir/grades.csv`` and ``out_dir/skipped.csv``; every file is written atomically.
+    Writes ``out_dir/<name>/results.json`` and ``feedback.md`` (and ``manual.md``) as each
+    submission finishes, then ``out_dir/grades.csv`` and ``out_dir/skipped.csv``, then the
+    teaching team's ``checks.csv``, ``summary.md``, ``scores.png`` and ``similarity.csv``;
+    every file is written atomically.
 
     Parameters
     ----------
@@ -92,9 +154,13 @@ def grade_batch(
     jobs : int
         Submissions graded at the same time (one worker each).
     progress : bool or None
-        Show a progress bar; None shows it when stderr is a terminal.
+        Show a progress bar (True) or one line per submission (False) on stderr; None shows
+        the bar when stderr is a terminal.
     on_result : callable, optional
         Called with each result as it completes.
+    similarity_threshold : float
+        The lowest similarity listed in ``similarity.csv`` (see
+        :func:`rlfound.grading.output.similarity.find_similar`).
 
     Returns
     -------
@@ -121,21 +187,22 @@ def grade_batch(
     out_dir.mkdir(parents=True, exist_ok=True)
     if progress is None:
         progress = sys.stderr.isatty()
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(entries), unit="submission", disable=not progress, file=sys.stderr)
+    bar = Progress(len(entries), bool(progress))
     results = Graded()
+    sources: dict[str, str] = {}
     with (
         contextlib.closing(bar),
         concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
     ):
-        futures = [pool.submit(grade_one, grader, entry, out_dir) for entry in entries]
+        futures = [
+            pool.submit(grade_one, grader, entry, out_dir, sources=sources) for entry in entries
+        ]
         delivered = set()
 
         def deliver(future) -> None:
             delivered.add(future)
             results.append(future.result())
-            bar.update()
+            bar.update(results[-1])
             if on_result is not None:
                 with contextlib.suppress(Exception):
                     on_result(results[-1])
@@ -167,4 +234,12 @@ def grade_batch(
     for name, expected in (("grades.csv", grades), ("skipped.csv", skipped)):
         if (out_dir / name).read_bytes() != expected.encode("utf-8", "backslashreplace"):
             raise OSError(f"{out_dir / name} does not hold what the grader wrote")
+    exercise = grader.exercise
+    results.team_reports = team.write_team_reports(
+        out_dir,
+        {exercise.id: results},
+        {exercise.id: sources},
+        {exercise.id: team.starter_code(exercise)},
+        threshold=similarity_threshold,
+    )
     return results

@@ -31,6 +31,7 @@ from rlfound.grading.authoring.spec import (
 from rlfound.grading.intake import submissions, text
 from rlfound.grading.sandbox import Limits, Worker, WorkerError, accounts, resolve_mode
 from rlfound.grading.sandbox.inside import protocol
+from rlfound.grading.scoring import reproduce, student_tests
 from rlfound.grading.scoring.results import CheckResult, SubmissionResult
 
 __all__ = ["Grader", "SignatureMismatch", "positional_calls", "prepare_check"]
@@ -370,6 +371,8 @@ class Grader:
                 continue
             prepared = prepare_check(exercise, check, reference, seed)
             self.checks.append((check, prepared, positional_calls(exercise, check, prepared)))
+        #: The student's own test functions, run after the checks (no automatic points).
+        self.student_tests = student_tests.student_test_names(exercise)
 
     @property
     def max_score(self) -> float:
@@ -425,6 +428,9 @@ class Grader:
                 if not isinstance(check, Raises):
                     for (function, _), value in zip(calls, values, strict=True):
                         answered.setdefault(function, set()).add(isinstance(value, np.ndarray))
+            tests = []
+            for name in self.student_tests if run.import_error is None else ():
+                tests.append(student_tests.judge_test(name, run._call(name, [(name, [])])))
         finally:
             output = worker.output()
             worker.close()
@@ -442,6 +448,7 @@ class Grader:
             run.grader_error or worker.cleanup_error,
             notes=tuple(notes),
             file_name=submission.file_name,
+            student_tests=tuple(tests),
         )
 
     def not_run(
@@ -475,12 +482,28 @@ class Grader:
         except Exception as error:  # a specification's property crashed on odd output
             outcome = Outcome(False, f"the output could not be judged ({type(error).__name__})")
         score = check.points if outcome.passed else 0.0
+        message = text.clean(outcome.message, text.MESSAGE_CHARS)
+        if not outcome.passed and outcome.case is not None and prepared.cases:
+            # How to reproduce it goes last, and the message is cut to leave room for it.
+            try:
+                how = reproduce.describe_case(
+                    self.exercise,
+                    check,
+                    outcome.case,
+                    prepared.cases[outcome.case],
+                    check.functions,
+                )
+            except Exception:  # an input the description cannot show costs only the hint
+                how = "The inputs of this case cannot be shown."
+            room = text.MESSAGE_CHARS - len(how) - 2
+            message = f"{text.clean(outcome.message, max(room, 200))}\n\n{how}"
+            message = text.clean(message, text.MESSAGE_CHARS)
         return CheckResult(
             check.name,
             score,
             check.points,
             outcome.passed,
-            text.clean(outcome.message, text.MESSAGE_CHARS),
+            message,
             check.public,
             check.description,
         )

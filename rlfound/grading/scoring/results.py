@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rlfound.grading.authoring.spec import Check
 
-__all__ = ["CheckResult", "SubmissionResult"]
+__all__ = ["CheckResult", "StudentTest", "SubmissionResult"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,6 +42,19 @@ class CheckResult:
 
 
 @dataclasses.dataclass(frozen=True)
+class StudentTest:
+    """The run of one of the student's own test functions (worth no automatic points: the
+    teaching team grades it by hand, and this tells them, and the student, whether it ran).
+
+    ``message`` is why it failed (an ``AssertionError`` and where), or ``""``.
+    """
+
+    name: str
+    passed: bool
+    message: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
 class SubmissionResult:
     """All check results of one submission, plus what it printed.
 
@@ -49,7 +62,8 @@ class SubmissionResult:
     import); ``grader_error`` is set when the grader itself failed (its worker could not start,
     a temporary folder could not be removed), which is not the student's doing. ``notes`` are
     remarks for the student (a notebook cell that raised or was skipped), ``file_name`` the
-    entry's original file name. Every string is inert and capped
+    entry's original file name. ``student_tests`` are the runs of the student's own test
+    functions, where the exercise asks for one. Every string is inert and capped
     (:mod:`rlfound.grading.intake.text`).
     """
 
@@ -61,6 +75,7 @@ class SubmissionResult:
     grader_error: str | None = None
     notes: tuple[str, ...] = ()
     file_name: str = ""
+    student_tests: tuple[StudentTest, ...] = ()
 
     @property
     def score(self) -> float:
