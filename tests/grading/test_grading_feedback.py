@@ -128,8 +128,8 @@ def test_a_large_graded_only_case_never_reveals_the_course_seed():
     )
     text = reproduce.describe_case(GAE, check, 0, BIG, ["gae_recursive"])
     assert text == (
-        f"{BIG_INPUTS}graded-only (drawn from the course's private seed): your instructor can rebuild "
-        "them for you."
+        f"{BIG_INPUTS}graded-only (drawn from the course's private seed): your instructor "
+        "can rebuild them for you."
     )
     assert "rebuild_case" not in text
 
