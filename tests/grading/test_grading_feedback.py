@@ -101,13 +101,16 @@ def test_a_small_failed_case_is_shown_as_a_call_that_rebuilds_it_exactly(buggy_p
         np.testing.assert_array_equal(captured[key], value)  # every digit, no rounding
 
 
-def test_a_large_public_case_is_shown_by_its_shapes_and_three_lines(buggy_public):
+#: A case too large to show in full, and how the feedback names its inputs.
+BIG = {"rewards": np.zeros(40), "values": np.zeros(41), "gamma": 0.9, "lam": 0.5}
+BIG_INPUTS = "The inputs (rewards: shape (40,), values: shape (41,), gamma: 0.9, lam: 0.5) are "
+
+
+def test_a_large_public_case_is_shown_by_its_shapes_and_three_lines():
     check = _check(GAE, "recursive-random")
-    big = {"rewards": np.zeros(40), "values": np.zeros(41), "gamma": 0.9, "lam": 0.5}
-    text = reproduce.describe_case(GAE, check, 2, big, ["gae_recursive"])
+    text = reproduce.describe_case(GAE, check, 2, BIG, ["gae_recursive"])
     assert text == (
-        "The inputs (rewards: shape (40,), values: shape (41,), gamma: 0.9, lam: 0.5) are "
-        "drawn from the public seed; rebuild them with:\n"
+        f"{BIG_INPUTS}drawn from the public seed; rebuild them with:\n"
         "    from rlfound.grading.scoring.reproduce import rebuild_case\n"
         "    case = rebuild_case('gae-recursion', 'recursive-random', 3)\n"
         "    print(gae_recursive(**case))"
@@ -123,12 +126,10 @@ def test_a_large_graded_only_case_never_reveals_the_course_seed():
     check = spec.Compare(
         name="hidden", function="gae_recursive", inputs=lambda rng: [], public=False
     )
-    big = {"rewards": np.zeros(40), "values": np.zeros(41), "gamma": 0.9, "lam": 0.5}
-    text = reproduce.describe_case(GAE, check, 0, big, ["gae_recursive"])
+    text = reproduce.describe_case(GAE, check, 0, BIG, ["gae_recursive"])
     assert text == (
-        "The inputs (rewards: shape (40,), values: shape (41,), gamma: 0.9, lam: 0.5) are "
-        "graded-only (drawn from the course's private seed): your instructor can rebuild "
-        "them for you."
+        f"{BIG_INPUTS}graded-only (drawn from the course's private seed): your instructor "
+        "can rebuild them for you."
     )
     assert "rebuild_case" not in text
 
