@@ -18,10 +18,10 @@ from __future__ import annotations
 import re
 
 from rlfound.grading.authoring.spec import Exercise
-from rlfound.grading.intake.submissions import EXERCISE_HEADER
 
 # The marks are defined where they are read back (intake); the starters write them.
 from rlfound.grading.intake.manual_text import BY_HAND_END, BY_HAND_HEADING, PLACEHOLDER
+from rlfound.grading.intake.submissions import EXERCISE_HEADER
 
 __all__ = [
     "BEGIN",
