@@ -747,8 +747,12 @@ def test_rlfound_grade_grades_folders_zips_and_canvas_files(capsys, tmp_path):
         "ana",
         "ben",
         "cai",
+        "checks.csv",
         "grades.csv",
         "ned",
+        "scores.png",
+        "similarity.csv",
         "skipped.csv",
         "smithjane",
+        "summary.md",
     ]
