@@ -78,7 +78,12 @@ def test_the_zip_has_gradescopes_layout(tmp_path):
     for script in scripts.values():
         subprocess.run(["bash", "-n"], input=script, text=True, check=True)
     assert all(stat.S_IMODE(modes[name]) == 0o755 for name in scripts)
-    assert "--exercise gae-recursion --seed 5" in scripts["run_autograder"]
+    # The seed is in a file only its owner reads, never on a command line (/proc shows those).
+    assert '--seed-file "$source_dir/course-secret"' in scripts["run_autograder"]
+    assert "--seed " not in scripts["run_autograder"]
+    with zipfile.ZipFile(bundle) as archive:
+        assert archive.read("course-secret") == b"5\n"
+    assert stat.S_IMODE(modes["course-secret"]) == 0o600
     # Only the exercise's own reference solution and graded checks, and no specification
     # outside the package; the package itself holds no solution.
     solutions = sorted(name for name in names if name.startswith("rlfound_instructor/"))
@@ -300,3 +305,24 @@ def test_setup_sh_builds_an_autograder_that_grades(tmp_path):
     assert "No module named 'rlfound'" in probe.stderr  # only the bundle's copy is graded with
     assert grade_in(root, script, {"my_gae.py": REFERENCE_GAE})["score"] == 11
     assert 0 < grade_in(root, script, {"my_gae.py": BUGGY_GAE})["score"] < 11
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "does not exist"),
+        ("seven\n", "must hold a non-negative integer seed; got 'seven\\n'"),
+    ],
+)
+def test_the_runner_refuses_a_seed_file_it_cannot_read(tmp_path, capsys, content, message):
+    secret = tmp_path / "course-secret"
+    if content is not None:
+        secret.write_text(content)
+    argv = ["--exercise", "gae-recursion", "--seed-file", str(secret)]
+    argv += ["--results", str(tmp_path / "results.json")]
+    with pytest.raises(SystemExit) as stopped:
+        gradescope.main(argv)
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --seed-file: " in err and message in err
+    assert not (tmp_path / "results.json").exists()

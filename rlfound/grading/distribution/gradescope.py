@@ -36,6 +36,7 @@ import zipfile
 from pathlib import Path
 
 from rlfound.grading.authoring import instructor, spec
+from rlfound.grading.authoring.secret import read_secret
 from rlfound.grading.distribution.upload import Choice, choose_submission
 from rlfound.grading.intake import submissions, text
 from rlfound.grading.output import report
@@ -45,6 +46,7 @@ from rlfound.grading.scoring.grader import Grader
 
 __all__ = [
     "RUN_AUTOGRADER",
+    "SECRET_FILE",
     "SETUP_SH",
     "Choice",
     "assignment_command",
@@ -60,6 +62,8 @@ _PACKAGE = Path(__file__).resolve().parents[2]
 _EXTRA_MARKER = re.compile(r"\bextra\s*==")
 #: Fixed timestamp of every file in the zip, so the same inputs give the same bundle.
 _DATE = (2020, 1, 1, 0, 0, 0)
+#: The bundle's file holding the course seed (mode 0600), which run_autograder names.
+SECRET_FILE = "course-secret"
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, while it builds the autograder image. It sits in the
@@ -91,7 +95,7 @@ if [ -d "$here/source/rlfound" ]; then root="$here"; else root="$(dirname "$here
 source_dir="$root/source"
 cd "$source_dir"
 PYTHONPATH="$source_dir" exec "$root/venv/bin/python" -m rlfound.grading.distribution.gradescope \\
-    {exercise_options} --seed {seed} --timeout {timeout}{exercises} \\
+    {exercise_options} --seed-file "$source_dir/{secret}" --timeout {timeout}{exercises} \\
     --submission-dir "$root/submission" --results "$root/results/results.json"
 """
 
@@ -113,9 +117,11 @@ def requirements() -> list[str]:
     return [r for r in declared if not _EXTRA_MARKER.search(r.partition(";")[2])]
 
 
-def _add(bundle: zipfile.ZipFile, name: str, data: bytes, *, executable: bool = False) -> None:
+def _add(
+    bundle: zipfile.ZipFile, name: str, data: bytes, *, executable: bool = False, mode=None
+) -> None:
     info = zipfile.ZipInfo(name, date_time=_DATE)
-    info.external_attr = (0o755 if executable else 0o644) << 16
+    info.external_attr = (mode if mode is not None else 0o755 if executable else 0o644) << 16
     info.compress_type = zipfile.ZIP_DEFLATED
     bundle.writestr(info, data)
 
@@ -225,7 +231,7 @@ def _write_bundle(
     own = [_exercise_files(exercise, files) for exercise in exercises]
     run = RUN_AUTOGRADER.format(
         exercise_options=" ".join(f"--exercise {e.id}" for e in exercises),
-        seed=int(seed),
+        secret=SECRET_FILE,
         timeout=float(timeout),
         exercises=' --exercises "$source_dir/exercises"' if any(own) else "",
     )
@@ -234,6 +240,9 @@ def _write_bundle(
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
         _add(bundle, "setup.sh", SETUP_SH.encode(), executable=True)
         _add(bundle, "run_autograder", run.encode(), executable=True)
+        # The seed in a file only root reads, not on the runner's command line, which every
+        # process on the machine can read in /proc (the submission's included).
+        _add(bundle, SECRET_FILE, f"{int(seed)}\n".encode(), mode=0o600)
         header = "# rlfound's runtime requirements, from its package metadata\n"
         _add(bundle, "requirements.txt", (header + needed).encode())
         for name, path in sorted(files.items()):
@@ -350,12 +359,21 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(prog="python -m rlfound.grading.distribution.gradescope")
     parser.add_argument("--exercise", required=True, action="append")
-    parser.add_argument("--seed", type=int, default=0)
+    seeds = parser.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=int, default=0)
+    seeds.add_argument("--seed-file", type=Path, help="a file holding the seed (the bundle's)")
     parser.add_argument("--timeout", type=float, default=Limits.timeout)
     parser.add_argument("--exercises", action="append", default=[])
     parser.add_argument("--submission-dir", type=Path, default=Path("/autograder/submission"))
     parser.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"))
     args = parser.parse_args(argv)
+    if args.seed_file is not None:
+        try:
+            args.seed = read_secret(args.seed_file)
+        except (OSError, ValueError) as error:
+            parser.error(f"argument --seed-file: {error}")
+        if args.seed is None:
+            parser.error(f"argument --seed-file: {args.seed_file} does not exist")
     with stopping.stop_on_signals():
         try:
             document, status = _results(args)
