@@ -43,7 +43,9 @@ __all__ = [
 
 
 @finite_output()
-def td_errors(rewards: ArrayLike, values: ArrayLike, gamma: float) -> np.ndarray:
+def td_errors(
+    rewards: ArrayLike, values: ArrayLike, gamma: float
+) -> np.ndarray:
     """One-step temporal-difference errors.
 
         δ_t = r_t + γ V(s_{t+1}) - V(s_t),    t = 0, ..., T - 1.
@@ -94,7 +96,9 @@ def td_errors(rewards: ArrayLike, values: ArrayLike, gamma: float) -> np.ndarray
 
 
 @finite_output()
-def k_step_advantages(rewards: ArrayLike, values: ArrayLike, gamma: float, k: int) -> np.ndarray:
+def k_step_advantages(
+    rewards: ArrayLike, values: ArrayLike, gamma: float, k: int
+) -> np.ndarray:
     """k-step advantage estimates: k rewards, then bootstrap from the value function.
 
         A_t^(k) = Σ_{l=0}^{n-1} γ^l r_{t+l} + γ^n V(s_{t+n}) - V(s_t),    n = min(k, T - t).
@@ -150,13 +154,17 @@ def k_step_advantages(rewards: ArrayLike, values: ArrayLike, gamma: float, k: in
         n = min(k, horizon - t)
         discounts = gamma ** np.arange(n)  # γ^0 = 1 even when γ = 0
         advantages[..., t] = (
-            rewards[..., t : t + n] @ discounts + gamma**n * values[..., t + n] - values[..., t]
+            rewards[..., t : t + n] @ discounts
+            + gamma**n * values[..., t + n]
+            - values[..., t]
         )
     return advantages
 
 
 @finite_output()
-def gae_recursive(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float) -> np.ndarray:
+def gae_recursive(
+    rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float
+) -> np.ndarray:
     """Generalized advantage estimates by the backward recursion.
 
         A_t = δ_t + γ λ A_{t+1},    A_T = 0,
@@ -204,11 +212,15 @@ def gae_recursive(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: floa
     lam = check_unit_interval(lam, "lam")
 
     deltas = td_errors(rewards, values, gamma)
-    return discounted_cumsum(deltas, gamma * lam)  # A_t = δ_t + γλ A_{t+1}, A_T = 0
+    return discounted_cumsum(
+        deltas, gamma * lam
+    )  # A_t = δ_t + γλ A_{t+1}, A_T = 0
 
 
 @finite_output()
-def gae_explicit(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float) -> np.ndarray:
+def gae_explicit(
+    rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float
+) -> np.ndarray:
     """Generalized advantage estimates by their definition, an explicit weighted sum.
 
         A_t = Σ_{l=0}^{T-1-t} (γ λ)^l δ_{t+l},
@@ -256,7 +268,9 @@ def gae_explicit(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float
 
     deltas = td_errors(rewards, values, gamma)
     horizon = deltas.shape[-1]
-    lag = np.arange(horizon) - np.arange(horizon)[:, None]  # lag[t, s] = s - t
+    lag = (
+        np.arange(horizon) - np.arange(horizon)[:, None]
+    )  # lag[t, s] = s - t
     # (γλ)^0 = 1 on the diagonal even when γλ = 0; below it the weight is 0.
     weights = np.where(lag >= 0, (gamma * lam) ** np.maximum(lag, 0), 0.0)
     return deltas @ weights.T
@@ -366,12 +380,22 @@ def packed_gae(
            [1. , 1. , 1. ]])
     """
     # inf and NaN are looked for only if the result has one (see finite_output).
-    rewards = as_float_array(rewards, "rewards", min_ndim=1, check_finite=False)
-    values = as_float_array_like(values, "values", rewards.shape, "rewards", check_finite=False)
-    next_values = as_float_array_like(
-        next_values, "next_values", rewards.shape, "rewards", check_finite=False
+    rewards = as_float_array(
+        rewards, "rewards", min_ndim=1, check_finite=False
     )
-    terminated, truncated = check_episode_flags(terminated, truncated, rewards.shape)
+    values = as_float_array_like(
+        values, "values", rewards.shape, "rewards", check_finite=False
+    )
+    next_values = as_float_array_like(
+        next_values,
+        "next_values",
+        rewards.shape,
+        "rewards",
+        check_finite=False,
+    )
+    terminated, truncated = check_episode_flags(
+        terminated, truncated, rewards.shape
+    )
     gamma = check_unit_interval(gamma, "gamma")
     lam = check_unit_interval(lam, "lam")
     axis = _scan.time_axis(axis, rewards.shape)
@@ -379,13 +403,17 @@ def packed_gae(
     ends = terminated | truncated
     if _scan.form(method, rewards.shape, axis) == "banded":  # fast path
         return _scan.scan(
-            _scan.Terms(rewards, next_values, gamma, never=terminated, third=values),
+            _scan.Terms(
+                rewards, next_values, gamma, never=terminated, third=values
+            ),
             gamma * lam,
             ends,
             axis,
         )
     # A true terminal state has no future value; every other step bootstraps.
-    deltas = rewards + gamma * np.where(terminated, 0.0, next_values) - values
+    deltas = (
+        rewards + gamma * np.where(terminated, 0.0, next_values) - values
+    )
     # At an episode boundary the next entry belongs to another episode: cut the λ-chain.
     discounts = np.where(ends, 0.0, gamma * lam)
     return discounted_cumsum(deltas, discounts, axis=axis, method="loop")
@@ -491,11 +519,15 @@ def whiten_advantages(
     array([[-1.,  1.],
            [ 0.,  0.]])
     """
-    advantages = as_float_array(advantages, "advantages", min_ndim=1, check_finite=False)
+    advantages = as_float_array(
+        advantages, "advantages", min_ndim=1, check_finite=False
+    )
     mask = check_optional_mask(mask, "mask", advantages.shape)
     valid = advantages[mask]
     if not np.isfinite(valid).all():
-        index = tuple(int(i) for i in np.argwhere(mask & ~np.isfinite(advantages))[0])
+        index = tuple(
+            int(i) for i in np.argwhere(mask & ~np.isfinite(advantages))[0]
+        )
         raise ValueError(
             f"advantages must be finite where mask is True; got {float(advantages[index])!r} at "
             f"index {index}"

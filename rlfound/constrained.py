@@ -51,7 +51,11 @@ from rlfound._validation import (
     float_or_array,
 )
 from rlfound.distributions import softmax
-from rlfound.mdp import discounted_occupancy, evaluate_policy, policy_transition_and_reward
+from rlfound.mdp import (
+    discounted_occupancy,
+    evaluate_policy,
+    policy_transition_and_reward,
+)
 
 __all__ = [
     "ORDERS",
@@ -96,11 +100,17 @@ def _check_constraints(
     """J_C, ν and C_max: three arrays of one shape, () or (M,), with ν >= 0 (> 0 if positive)."""
     cost_value = _as_constraint_array(cost_value, "cost_value")
     shape = cost_value.shape
-    multiplier = as_float_array_like(multiplier, "multiplier", shape, "cost_value")
+    multiplier = as_float_array_like(
+        multiplier, "multiplier", shape, "cost_value"
+    )
     budget = as_float_array_like(budget, "budget", shape, "cost_value")
     bad = multiplier <= 0.0 if positive else multiplier < 0.0
     if bad.any():
-        what = "positive (the log parameterization)" if positive else "non-negative"
+        what = (
+            "positive (the log parameterization)"
+            if positive
+            else "non-negative"
+        )
         raise ValueError(
             f"multiplier must be {what}, a Lagrange multiplier of an inequality constraint; "
             f"got {float(multiplier[bad][0])!r}"
@@ -108,12 +118,20 @@ def _check_constraints(
     return cost_value, multiplier, budget
 
 
-def _check_gradients(reward_gradient: Any, cost_gradient: Any, shape: tuple[int, ...]):
+def _check_gradients(
+    reward_gradient: Any, cost_gradient: Any, shape: tuple[int, ...]
+):
     """∇J_R of any shape, and ∇J_C of that shape (one constraint) or (M,) + that shape."""
-    reward_gradient = as_float_array(reward_gradient, "reward_gradient", min_ndim=1)
+    reward_gradient = as_float_array(
+        reward_gradient, "reward_gradient", min_ndim=1
+    )
     expected = shape + reward_gradient.shape
     cost_gradient = as_float_array(cost_gradient, "cost_gradient")
-    what = "the shape of reward_gradient" if not shape else "(M,) + the shape of reward_gradient"
+    what = (
+        "the shape of reward_gradient"
+        if not shape
+        else "(M,) + the shape of reward_gradient"
+    )
     check_shape(cost_gradient, "cost_gradient", expected, what)
     return reward_gradient, cost_gradient
 
@@ -181,17 +199,28 @@ def scalarized_reward(
             f"got shape {cost_weights.shape}"
         )
     if (cost_weights < 0.0).any():
-        raise ValueError(f"cost_weights must be non-negative; got {cost_weights.tolist()}")
+        raise ValueError(
+            f"cost_weights must be non-negative; got {cost_weights.tolist()}"
+        )
     costs = as_float_array(costs, "costs")
     if cost_weights.ndim == 0:
-        check_shape(costs, "costs", rewards.shape, "the shape of rewards (one cost)")
+        check_shape(
+            costs, "costs", rewards.shape, "the shape of rewards (one cost)"
+        )
     else:
         check_shape(
-            costs, "costs", rewards.shape + cost_weights.shape, "the shape of rewards + (M,)"
+            costs,
+            "costs",
+            rewards.shape + cost_weights.shape,
+            "the shape of rewards + (M,)",
         )
     reward_weight = check_nonnegative_real(reward_weight, "reward_weight")
 
-    weighted_costs = costs * cost_weights if cost_weights.ndim == 0 else costs @ cost_weights
+    weighted_costs = (
+        costs * cost_weights
+        if cost_weights.ndim == 0
+        else costs @ cost_weights
+    )
     total = reward_weight * rewards - weighted_costs
     return float(total) if total.ndim == 0 else total
 
@@ -249,7 +278,9 @@ def pareto_mask(objectives: ArrayLike) -> np.ndarray:
         )
 
     # at_least[i, j]: candidate j is >= candidate i everywhere; better[i, j]: > somewhere.
-    at_least = (objectives[None, :, :] >= objectives[:, None, :]).all(axis=-1)
+    at_least = (objectives[None, :, :] >= objectives[:, None, :]).all(
+        axis=-1
+    )
     better = (objectives[None, :, :] > objectives[:, None, :]).any(axis=-1)
     return ~(at_least & better).any(axis=1)
 
@@ -259,7 +290,10 @@ def pareto_mask(objectives: ArrayLike) -> np.ndarray:
 
 @finite_output()
 def lagrangian(
-    reward_value: float, cost_value: ArrayLike, multiplier: ArrayLike, budget: ArrayLike
+    reward_value: float,
+    cost_value: ArrayLike,
+    multiplier: ArrayLike,
+    budget: ArrayLike,
 ) -> float:
     """The Lagrangian of a constrained objective.
 
@@ -305,7 +339,9 @@ def lagrangian(
     0.74
     """
     reward_value = check_real(reward_value, "reward_value")
-    cost_value, multiplier, budget = _check_constraints(cost_value, multiplier, budget)
+    cost_value, multiplier, budget = _check_constraints(
+        cost_value, multiplier, budget
+    )
 
     return float(reward_value - np.sum(multiplier * (cost_value - budget)))
 
@@ -369,12 +405,16 @@ def lagrangian_gradients(
     >>> grad_params, grad_multiplier
     (array([ 0.1, -0.1]), -0.03)
     """
-    cost_value, multiplier, budget = _check_constraints(cost_value, multiplier, budget)
+    cost_value, multiplier, budget = _check_constraints(
+        cost_value, multiplier, budget
+    )
     reward_gradient, cost_gradient = _check_gradients(
         reward_gradient, cost_gradient, cost_value.shape
     )
 
-    penalty = np.tensordot(multiplier, cost_gradient, axes=multiplier.ndim)  # Σ_k ν_k ∇J_Ck
+    penalty = np.tensordot(
+        multiplier, cost_gradient, axes=multiplier.ndim
+    )  # Σ_k ν_k ∇J_Ck
     return reward_gradient - penalty, float_or_array(budget - cost_value)
 
 
@@ -450,7 +490,9 @@ def multiplier_update(
     >>> multiplier_update(0.1, cost_value=0.0, budget=0.01, multiplier_lr=100.0)
     0.0
     """
-    parameterization = check_choice(parameterization, "parameterization", PARAMETERIZATIONS)
+    parameterization = check_choice(
+        parameterization, "parameterization", PARAMETERIZATIONS
+    )
     cost_value, multiplier, budget = _check_constraints(
         cost_value, multiplier, budget, positive=parameterization == "log"
     )
@@ -458,8 +500,12 @@ def multiplier_update(
 
     violation = cost_value - budget  # = -∂J_ν/∂ν
     if parameterization == "projected":
-        return float_or_array(np.maximum(0.0, multiplier + multiplier_lr * violation))
-    return float_or_array(multiplier * np.exp(multiplier_lr * multiplier * violation))
+        return float_or_array(
+            np.maximum(0.0, multiplier + multiplier_lr * violation)
+        )
+    return float_or_array(
+        multiplier * np.exp(multiplier_lr * multiplier * violation)
+    )
 
 
 @finite_output()
@@ -564,15 +610,25 @@ def primal_dual_step(
     new_multiplier = multiplier_update(
         multiplier, cost_value, budget, multiplier_lr, parameterization
     )
-    cost_value, multiplier, budget = _check_constraints(cost_value, multiplier, budget)
+    cost_value, multiplier, budget = _check_constraints(
+        cost_value, multiplier, budget
+    )
     reward_gradient, cost_gradient = _check_gradients(
         reward_gradient, cost_gradient, cost_value.shape
     )
-    params = as_float_array_like(params, "params", reward_gradient.shape, "reward_gradient")
+    params = as_float_array_like(
+        params, "params", reward_gradient.shape, "reward_gradient"
+    )
     lr = check_nonnegative_real(lr, "lr")
 
-    used = np.asarray(new_multiplier) if order == "multiplier_first" else multiplier
-    ascent, _ = lagrangian_gradients(reward_gradient, cost_gradient, cost_value, used, budget)
+    used = (
+        np.asarray(new_multiplier)
+        if order == "multiplier_first"
+        else multiplier
+    )
+    ascent, _ = lagrangian_gradients(
+        reward_gradient, cost_gradient, cost_value, used, budget
+    )
     scale = 1.0 + float(np.sum(used)) if normalize else 1.0
     return params + lr * ascent / scale, new_multiplier
 
@@ -598,7 +654,9 @@ class PrimalDualHistory(NamedTuple):
     cost_values: np.ndarray
 
 
-def _call_oracle(oracle: Callable, params: np.ndarray, constraints: tuple[int, ...]):
+def _call_oracle(
+    oracle: Callable, params: np.ndarray, constraints: tuple[int, ...]
+):
     """(J_R, ∇J_R, J_C, ∇J_C) at ``params``, checked, with a message that names the oracle."""
     result = oracle(params.copy())
     if not isinstance(result, tuple) or len(result) != 4:
@@ -608,11 +666,22 @@ def _call_oracle(oracle: Callable, params: np.ndarray, constraints: tuple[int, .
         )
     try:
         reward_value = check_real(result[0], "reward_value")
-        cost_value = as_float_array_like(result[2], "cost_value", constraints, "multiplier")
-        reward_gradient, cost_gradient = _check_gradients(result[1], result[3], constraints)
-        check_shape(reward_gradient, "reward_gradient", params.shape, "the shape of params")
+        cost_value = as_float_array_like(
+            result[2], "cost_value", constraints, "multiplier"
+        )
+        reward_gradient, cost_gradient = _check_gradients(
+            result[1], result[3], constraints
+        )
+        check_shape(
+            reward_gradient,
+            "reward_gradient",
+            params.shape,
+            "the shape of params",
+        )
     except ValueError as error:
-        raise ValueError(f"oracle must return valid values; got {error}") from None
+        raise ValueError(
+            f"oracle must return valid values; got {error}"
+        ) from None
     return reward_value, reward_gradient, cost_value, cost_gradient
 
 
@@ -698,21 +767,30 @@ def primal_dual(
     params = as_float_array(params, "params", min_ndim=1)
     order = check_choice(order, "order", ORDERS)
     normalize = check_bool(normalize, "normalize")
-    parameterization = check_choice(parameterization, "parameterization", PARAMETERIZATIONS)
+    parameterization = check_choice(
+        parameterization, "parameterization", PARAMETERIZATIONS
+    )
     multiplier = _as_constraint_array(multiplier, "multiplier")
-    budget = as_float_array_like(budget, "budget", multiplier.shape, "multiplier")
+    budget = as_float_array_like(
+        budget, "budget", multiplier.shape, "multiplier"
+    )
     # The multiplier's sign (and positivity for the log form), with the module's message.
-    _check_constraints(budget, multiplier, budget, positive=parameterization == "log")
+    _check_constraints(
+        budget, multiplier, budget, positive=parameterization == "log"
+    )
     lr = check_nonnegative_real(lr, "lr")
     multiplier_lr = check_nonnegative_real(multiplier_lr, "multiplier_lr")
     num_steps = check_size(
-        check_nonnegative_int(num_steps, "num_steps"), "num_steps", MAX_ITERATIONS, "steps"
+        check_nonnegative_int(num_steps, "num_steps"),
+        "num_steps",
+        MAX_ITERATIONS,
+        "steps",
     )
 
     thetas, multipliers, reward_values, cost_values = [], [], [], []
     for step in range(num_steps + 1):
-        reward_value, reward_gradient, cost_value, cost_gradient = _call_oracle(
-            oracle, params, multiplier.shape
+        reward_value, reward_gradient, cost_value, cost_gradient = (
+            _call_oracle(oracle, params, multiplier.shape)
         )
         thetas.append(params)
         multipliers.append(multiplier)
@@ -726,7 +804,10 @@ def primal_dual(
         )  # fmt: skip
         multiplier = np.asarray(new_multiplier, dtype=np.float64)
     return PrimalDualHistory(
-        np.array(thetas), np.array(multipliers), np.array(reward_values), np.array(cost_values)
+        np.array(thetas),
+        np.array(multipliers),
+        np.array(reward_values),
+        np.array(cost_values),
     )
 
 
@@ -806,10 +887,18 @@ def value_and_gradient(
     initial = check_initial(initial, transition.shape[0])
 
     policy = softmax(logits)
-    transition_pi, reward_pi = policy_transition_and_reward(transition, reward, policy, terminal)
-    values = evaluate_policy(transition_pi, reward_pi, gamma, terminal)  # v_π (checks gamma)
-    q_values = np.einsum("sat,sat->sa", transition, np.asarray(reward) + gamma * values)
-    occupancy = discounted_occupancy(transition, policy, initial, gamma, terminal)  # d_π
+    transition_pi, reward_pi = policy_transition_and_reward(
+        transition, reward, policy, terminal
+    )
+    values = evaluate_policy(
+        transition_pi, reward_pi, gamma, terminal
+    )  # v_π (checks gamma)
+    q_values = np.einsum(
+        "sat,sat->sa", transition, np.asarray(reward) + gamma * values
+    )
+    occupancy = discounted_occupancy(
+        transition, policy, initial, gamma, terminal
+    )  # d_π
     gradient = occupancy[:, None] * policy * (q_values - values[:, None])
     gradient[terminal] = 0.0
     return float(initial @ values), gradient
@@ -842,18 +931,28 @@ class ConstrainedSolution(NamedTuple):
     multiplier: float | np.ndarray
 
 
-def _check_occupancy_lp(transition, reward, cost, initial, gamma, budget, terminal, allowed):
+def _check_occupancy_lp(
+    transition, reward, cost, initial, gamma, budget, terminal, allowed
+):
     """The arguments of :func:`occupancy_lp`, checked and converted (``allowed`` filled in)."""
     transition, terminal = check_dynamics(transition, terminal)
     num_states, num_actions, _ = transition.shape
     reward = as_float_array(reward, "reward", ndim=3)
-    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
+    check_shape(
+        reward,
+        "reward",
+        transition.shape,
+        "the shape of transition (S, A, S)",
+    )
     initial = check_initial(initial, num_states)
     gamma = check_unit_interval(gamma, "gamma")
     budget = _as_constraint_array(budget, "budget")
     cost = as_float_array(cost, "cost")
     check_shape(
-        cost, "cost", budget.shape + transition.shape, "(S, A, S), or (M, S, A, S) for M budgets"
+        cost,
+        "cost",
+        budget.shape + transition.shape,
+        "(S, A, S), or (M, S, A, S) for M budgets",
     )
     allowed = (
         np.ones((num_states, num_actions), dtype=bool)
@@ -866,10 +965,21 @@ def _check_occupancy_lp(transition, reward, cost, initial, gamma, budget, termin
             "allowed must leave at least one action in every live state; "
             f"got none in state {int(np.flatnonzero(stuck)[0])}"
         )
-    return transition, reward, cost, initial, gamma, budget, terminal, allowed
+    return (
+        transition,
+        reward,
+        cost,
+        initial,
+        gamma,
+        budget,
+        terminal,
+        allowed,
+    )
 
 
-def _check_lp_status(result: optimize.OptimizeResult, budget: np.ndarray, gamma: float) -> None:
+def _check_lp_status(
+    result: optimize.OptimizeResult, budget: np.ndarray, gamma: float
+) -> None:
     """Turn a linear program that did not solve into the error that names its cause."""
     if result.status == 2:
         raise ValueError(
@@ -881,7 +991,9 @@ def _check_lp_status(result: optimize.OptimizeResult, budget: np.ndarray, gamma:
             "gamma must be < 1 unless no policy can collect reward forever without ending: the "
             f"linear program is unbounded; got gamma = {gamma!r}"
         )
-    if result.status != 0:  # numerical trouble: e.g. rewards near the float64 limit
+    if (
+        result.status != 0
+    ):  # numerical trouble: e.g. rewards near the float64 limit
         raise ValueError(
             "overflow in the occupancy linear program: the solver failed on these finite "
             f"inputs ({result.message}); rescale reward and costs"
@@ -982,22 +1094,37 @@ def occupancy_lp(
     >>> solution.policy[0], solution.reward_value, solution.multiplier
     (array([0.75, 0.25]), 0.25, 1.0)
     """
-    transition, reward, cost, initial, gamma, budget, terminal, allowed = _check_occupancy_lp(
-        transition, reward, cost, initial, gamma, budget, terminal, allowed
+    transition, reward, cost, initial, gamma, budget, terminal, allowed = (
+        _check_occupancy_lp(
+            transition,
+            reward,
+            cost,
+            initial,
+            gamma,
+            budget,
+            terminal,
+            allowed,
+        )
     )
     num_states, num_actions, _ = transition.shape
 
     # One variable d(s, a) per live state and action, in C order.
     states = np.flatnonzero(~terminal)
-    expected_reward = np.einsum("sat,sat->sa", transition, reward)[states].ravel()
-    costs = cost.reshape((-1, *transition.shape))  # (M, S, A, S), M = 1 for one budget
-    expected_costs = np.einsum("sat,ksat->ksa", transition, costs)[:, states].reshape(
-        len(costs), -1
-    )
+    expected_reward = np.einsum("sat,sat->sa", transition, reward)[
+        states
+    ].ravel()
+    costs = cost.reshape(
+        (-1, *transition.shape)
+    )  # (M, S, A, S), M = 1 for one budget
+    expected_costs = np.einsum("sat,ksat->ksa", transition, costs)[
+        :, states
+    ].reshape(len(costs), -1)
     # Flow: Σ_a d(s', a) - γ Σ_{s,a} P(s' | s, a) d(s, a) = p_0(s') for every live s'.
     outflow = np.repeat(np.eye(len(states)), num_actions, axis=1)
     inflow = transition[states][:, :, states].reshape(-1, len(states)).T
-    bounds = [(0.0, None) if ok else (0.0, 0.0) for ok in allowed[states].ravel()]
+    bounds = [
+        (0.0, None) if ok else (0.0, 0.0) for ok in allowed[states].ravel()
+    ]
     result = optimize.linprog(
         -expected_reward,
         A_ub=expected_costs,
@@ -1010,9 +1137,15 @@ def occupancy_lp(
     _check_lp_status(result, budget, gamma)
 
     occupancy = np.zeros((num_states, num_actions))
-    occupancy[states] = np.maximum(result.x, 0.0).reshape(len(states), num_actions)
-    policy = _policy_of_occupancy(occupancy, allowed, terminal)  # d(s, a) / Σ_a d(s, a)
-    multiplier = np.maximum(-result.ineqlin.marginals, 0.0)  # ∂(-J_R*)/∂C_max <= 0
+    occupancy[states] = np.maximum(result.x, 0.0).reshape(
+        len(states), num_actions
+    )
+    policy = _policy_of_occupancy(
+        occupancy, allowed, terminal
+    )  # d(s, a) / Σ_a d(s, a)
+    multiplier = np.maximum(
+        -result.ineqlin.marginals, 0.0
+    )  # ∂(-J_R*)/∂C_max <= 0
     cost_value = expected_costs @ occupancy[states].ravel()
     return ConstrainedSolution(
         policy=policy,
@@ -1084,9 +1217,13 @@ def lexicographic_mask(
         raise ValueError(
             f"costs must have at least one candidate on the last axis; got shape {costs.shape}"
         )
-    utilities = as_float_array_like(utilities, "utilities", costs.shape, "costs")
+    utilities = as_float_array_like(
+        utilities, "utilities", costs.shape, "costs"
+    )
     tolerance = check_nonnegative_real(tolerance, "tolerance")
 
     admissible = costs <= costs.min(axis=-1, keepdims=True) + tolerance
-    best = np.where(admissible, utilities, -np.inf).max(axis=-1, keepdims=True)
+    best = np.where(admissible, utilities, -np.inf).max(
+        axis=-1, keepdims=True
+    )
     return admissible & (utilities == best)

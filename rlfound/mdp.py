@@ -135,7 +135,9 @@ def evaluate_policy(
     # v = 0 in terminal states, so their columns drop out of the live states' equations.
     live = ~terminal
     values = np.zeros(len(terminal))
-    system = np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    system = (
+        np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    )
     values[live] = np.linalg.solve(system, reward_pi[live])
     return values
 
@@ -167,7 +169,9 @@ def tiny_chain_model() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> reward_pi, terminal
     (array([0., 1., 0.]), array([False, False,  True]))
     """
-    transition_pi = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    transition_pi = np.array(
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]
+    )
     reward_pi = np.array([0.0, 1.0, 0.0])
     terminal = np.array([False, False, True])
     return transition_pi, reward_pi, terminal
@@ -210,12 +214,17 @@ def tiny_chain(gamma: float) -> np.ndarray:
     array([1., 1., 0.])
     """
     transition_pi, reward_pi, terminal = tiny_chain_model()
-    return evaluate_policy(transition_pi, reward_pi, gamma, terminal=terminal)
+    return evaluate_policy(
+        transition_pi, reward_pi, gamma, terminal=terminal
+    )
 
 
 @finite_output()
 def bellman_residual(
-    values: ArrayLike, transition_pi: ArrayLike, reward_pi: ArrayLike, gamma: float
+    values: ArrayLike,
+    transition_pi: ArrayLike,
+    reward_pi: ArrayLike,
+    gamma: float,
 ) -> np.ndarray:
     """How far a value vector is from satisfying the Bellman equation, state by state.
 
@@ -332,13 +341,17 @@ def policy_transition_and_reward(
     >>> r_pi
     array([0.5, 0. ])
     """
-    transition, reward, policy, terminal = check_tabular_mdp(transition, reward, policy, terminal)
+    transition, reward, policy, terminal = check_tabular_mdp(
+        transition, reward, policy, terminal
+    )
 
     transition_pi = np.einsum("sa,sat->st", policy, transition)
     reward_pi = np.einsum("sa,sat,sat->s", policy, transition, reward)
     ends = np.flatnonzero(terminal)
     transition_pi[ends] = 0.0
-    transition_pi[ends, ends] = 1.0  # absorbing and unrewarded: a terminal state is worth 0
+    transition_pi[ends, ends] = (
+        1.0  # absorbing and unrewarded: a terminal state is worth 0
+    )
     reward_pi[ends] = 0.0
     return transition_pi, reward_pi
 
@@ -407,8 +420,12 @@ def state_values(
     ...              terminal=np.array([False, True]))
     array([0.5, 0. ])
     """
-    transition_pi, reward_pi = policy_transition_and_reward(transition, reward, policy, terminal)
-    return evaluate_policy(transition_pi, reward_pi, gamma, terminal=terminal)
+    transition_pi, reward_pi = policy_transition_and_reward(
+        transition, reward, policy, terminal
+    )
+    return evaluate_policy(
+        transition_pi, reward_pi, gamma, terminal=terminal
+    )
 
 
 @finite_output()
@@ -459,8 +476,12 @@ def action_values(
     array([[0., 1.],
            [0., 0.]])
     """
-    transition, reward, policy, terminal = check_tabular_mdp(transition, reward, policy, terminal)
-    values = state_values(transition, reward, policy, gamma, terminal=terminal)
+    transition, reward, policy, terminal = check_tabular_mdp(
+        transition, reward, policy, terminal
+    )
+    values = state_values(
+        transition, reward, policy, gamma, terminal=terminal
+    )
     # One step of the dynamics, then v; v(terminal) = 0, so entering one ends the sum.
     q_values = np.einsum("sat,sat->sa", transition, reward + gamma * values)
     q_values[terminal] = 0.0
@@ -514,8 +535,12 @@ def advantage_values(
     array([[-0.5,  0.5],
            [ 0. ,  0. ]])
     """
-    q_values = action_values(transition, reward, policy, gamma, terminal=terminal)
-    values = state_values(transition, reward, policy, gamma, terminal=terminal)
+    q_values = action_values(
+        transition, reward, policy, gamma, terminal=terminal
+    )
+    values = state_values(
+        transition, reward, policy, gamma, terminal=terminal
+    )
     return q_values - values[:, None]  # terminal rows: 0 - 0
 
 
@@ -591,18 +616,30 @@ def discounted_occupancy(
     # d = 0 in terminal states; over the live ones d_L solves (I - γ P_LL)^T d_L = p_{0,L}.
     live = ~terminal
     occupancy = np.zeros(len(terminal))
-    system = np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    system = (
+        np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    )
     occupancy[live] = np.linalg.solve(system.T, initial[live])
     return occupancy
 
 
 def _check_value_iteration(
-    transition: Any, reward: Any, gamma: Any, terminal: Any, tol: Any, max_iterations: Any
+    transition: Any,
+    reward: Any,
+    gamma: Any,
+    terminal: Any,
+    tol: Any,
+    max_iterations: Any,
 ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, float, int]:
     """The arguments of :func:`value_iteration`, checked and converted."""
     transition, terminal = check_dynamics(transition, terminal)
     reward = as_float_array(reward, "reward", ndim=3)
-    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
+    check_shape(
+        reward,
+        "reward",
+        transition.shape,
+        "the shape of transition (S, A, S)",
+    )
     gamma = check_unit_interval(gamma, "gamma")
     tol = check_positive_real(tol, "tol")
     max_iterations = check_size(
@@ -698,8 +735,10 @@ def value_iteration(
     >>> values, q[0], policy[0]
     (array([1.8, 2. , 0. ]), array([1. , 1.8]), array([0., 1.]))
     """
-    transition, reward, gamma, terminal, tol, max_iterations = _check_value_iteration(
-        transition, reward, gamma, terminal, tol, max_iterations
+    transition, reward, gamma, terminal, tol, max_iterations = (
+        _check_value_iteration(
+            transition, reward, gamma, terminal, tol, max_iterations
+        )
     )
 
     live = ~terminal

@@ -48,7 +48,9 @@ def _check_ratio_and_advantages(ratio: ArrayLike, advantages: ArrayLike):
     """Positive finite ratios (at least 1-D) and finite advantages of exactly their shape."""
     ratio = as_float_array(ratio, "ratio", min_ndim=1)
     check_positive_entries(ratio, "ratio", " (a ratio of two probabilities)")
-    advantages = as_float_array_like(advantages, "advantages", ratio.shape, "ratio")
+    advantages = as_float_array_like(
+        advantages, "advantages", ratio.shape, "ratio"
+    )
     return ratio, advantages
 
 
@@ -56,11 +58,17 @@ def _check_token_batch(logprobs, old_logprobs, advantages, mask):
     """log π_θ and log π_old (entries <= 0), advantages and a mask, all of one shape (..., L)."""
     logprobs = check_logprobs(logprobs, "logprobs")
     old_logprobs = check_logprobs(old_logprobs, "old_logprobs")
-    check_shape(old_logprobs, "old_logprobs", logprobs.shape, "the shape of logprobs")
-    advantages = as_float_array_like(advantages, "advantages", logprobs.shape, "logprobs")
+    check_shape(
+        old_logprobs, "old_logprobs", logprobs.shape, "the shape of logprobs"
+    )
+    advantages = as_float_array_like(
+        advantages, "advantages", logprobs.shape, "logprobs"
+    )
     mask = check_optional_mask(mask, "mask", logprobs.shape)
     if not mask.any():
-        raise ValueError(f"mask must select at least one token; got none of {mask.size}")
+        raise ValueError(
+            f"mask must select at least one token; got none of {mask.size}"
+        )
     return logprobs, old_logprobs, advantages, mask
 
 
@@ -164,14 +172,18 @@ def clipped_surrogate(
     array([-3.])
     """
     ratio, advantages = _check_ratio_and_advantages(ratio, advantages)
-    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(
+        clip_low, clip_high, dual_clip
+    )
 
     clipped_ratio = np.clip(ratio, 1.0 - clip_low, 1.0 + clip_high)
     objective = np.minimum(ratio * advantages, clipped_ratio * advantages)
     if dual_clip is not None:
         # Only negative advantages are bounded from below; max(., cA) would cap A > 0 too.
         objective = np.where(
-            advantages < 0.0, np.maximum(objective, dual_clip * advantages), objective
+            advantages < 0.0,
+            np.maximum(objective, dual_clip * advantages),
+            objective,
         )
     return objective
 
@@ -229,7 +241,9 @@ def clipped_surrogate_gradient(
     array([ 0.5,  1.1,  0. , -1.5])
     """
     ratio, advantages = _check_ratio_and_advantages(ratio, advantages)
-    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(
+        clip_low, clip_high, dual_clip
+    )
 
     inside = _unclipped(ratio, advantages, clip_low, clip_high, dual_clip)
     return np.where(inside, ratio * advantages, 0.0)
@@ -303,10 +317,14 @@ def clipped_policy_loss(
     logprobs, old_logprobs, advantages, mask = _check_token_batch(
         logprobs, old_logprobs, advantages, mask
     )
-    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(
+        clip_low, clip_high, dual_clip
+    )
 
     ratio = np.exp(logprobs - old_logprobs)
-    objective = clipped_surrogate(ratio, advantages, clip_low, clip_high, dual_clip)
+    objective = clipped_surrogate(
+        ratio, advantages, clip_low, clip_high, dual_clip
+    )
     return float(-np.sum(objective[mask]) / np.sum(mask))
 
 
@@ -360,10 +378,14 @@ def clipped_policy_loss_gradient(
     logprobs, old_logprobs, advantages, mask = _check_token_batch(
         logprobs, old_logprobs, advantages, mask
     )
-    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(
+        clip_low, clip_high, dual_clip
+    )
 
     ratio = np.exp(logprobs - old_logprobs)
-    slope = clipped_surrogate_gradient(ratio, advantages, clip_low, clip_high, dual_clip)
+    slope = clipped_surrogate_gradient(
+        ratio, advantages, clip_low, clip_high, dual_clip
+    )
     return np.where(mask, -slope / np.sum(mask), 0.0)
 
 
@@ -426,13 +448,17 @@ def clip_fractions(
     """
     ratio, advantages = _check_ratio_and_advantages(ratio, advantages)
     mask = check_optional_mask(mask, "mask", ratio.shape)
-    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(
+        clip_low, clip_high, dual_clip
+    )
 
     clipped = ~_unclipped(ratio, advantages, clip_low, clip_high, dual_clip)
     fractions = []
     for side in (advantages > 0.0, advantages < 0.0):
         count = np.sum(side & mask)
-        fractions.append(float(np.sum(clipped & side & mask) / count) if count else 0.0)
+        fractions.append(
+            float(np.sum(clipped & side & mask) / count) if count else 0.0
+        )
     return fractions[0], fractions[1]
 
 
@@ -541,9 +567,13 @@ def value_loss(
     returns = as_float_array_like(returns, "returns", values.shape, "values")
     mask = check_optional_mask(mask, "mask", values.shape)
     if not mask.any():
-        raise ValueError(f"mask must select at least one value; got none of {mask.size}")
+        raise ValueError(
+            f"mask must select at least one value; got none of {mask.size}"
+        )
     if old_values is not None:
-        old_values = as_float_array_like(old_values, "old_values", values.shape, "values")
+        old_values = as_float_array_like(
+            old_values, "old_values", values.shape, "values"
+        )
     if value_clip is not None:
         value_clip = check_positive_real(value_clip, "value_clip")
         if old_values is None:
@@ -554,7 +584,9 @@ def value_loss(
 
     squared_error = (values - returns) ** 2
     if value_clip is not None:
-        moved = old_values + np.clip(values - old_values, -value_clip, value_clip)
+        moved = old_values + np.clip(
+            values - old_values, -value_clip, value_clip
+        )
         squared_error = np.maximum(squared_error, (moved - returns) ** 2)
     if squared_error.ndim != 2:
         if mode != "token-mean":
@@ -563,9 +595,14 @@ def value_loss(
                 f"aggregations need a 2-D (B, L) batch of sequences; got {mode!r}"
             )
         # One row holding every position: its token mean is the token mean of the array.
-        squared_error, mask = squared_error.reshape(1, -1), mask.reshape(1, -1)
+        squared_error, mask = (
+            squared_error.reshape(1, -1),
+            mask.reshape(1, -1),
+        )
     squared_error = np.where(mask, squared_error, 0.0)
-    return 0.5 * aggregate_loss(squared_error, mask, mode, max_length, empty_rows)
+    return 0.5 * aggregate_loss(
+        squared_error, mask, mode, max_length, empty_rows
+    )
 
 
 @finite_output()

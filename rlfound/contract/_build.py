@@ -38,37 +38,63 @@ from ._fields import (
 def _episode_arrays(episode: Any, where: str) -> dict[str, np.ndarray]:
     """One episode as per-token arrays: tokens, policy flag, turn, logprobs, ref, version."""
     if not isinstance(episode, Mapping):
-        raise ValueError(f"{where} must be a dict with 'segments' and 'rewards'; got {episode!r}")
+        raise ValueError(
+            f"{where} must be a dict with 'segments' and 'rewards'; got {episode!r}"
+        )
     unknown = sorted(set(episode) - set(_EPISODE_KEYS))
     if unknown:
-        raise ValueError(f"{where} must have only the keys {_EPISODE_KEYS}; got {unknown}")
+        raise ValueError(
+            f"{where} must have only the keys {_EPISODE_KEYS}; got {unknown}"
+        )
     segments = episode.get("segments")
-    if not isinstance(segments, Sequence) or isinstance(segments, str) or not segments:
+    if (
+        not isinstance(segments, Sequence)
+        or isinstance(segments, str)
+        or not segments
+    ):
         raise ValueError(
             f"{where}['segments'] must be a non-empty list of segments; got {segments!r}"
         )
 
-    parts: dict[str, list] = {key: [] for key in ("tokens", "policy", "turn", "lp", "ref", "ver")}
+    parts: dict[str, list] = {
+        key: [] for key in ("tokens", "policy", "turn", "lp", "ref", "ver")
+    }
     has_ref = []
     turn = 0
     for index, segment in enumerate(segments):
         at = f"{where}['segments'][{index}]"
         if not isinstance(segment, Mapping):
-            raise ValueError(f"{at} must be a dict with 'kind' and 'tokens'; got {segment!r}")
+            raise ValueError(
+                f"{at} must be a dict with 'kind' and 'tokens'; got {segment!r}"
+            )
         unknown = sorted(set(segment) - set(_SEGMENT_KEYS))
         if unknown:
-            raise ValueError(f"{at} must have only the keys {_SEGMENT_KEYS}; got {unknown}")
+            raise ValueError(
+                f"{at} must have only the keys {_SEGMENT_KEYS}; got {unknown}"
+            )
         kind = segment.get("kind")
         if kind not in SEGMENT_KINDS:
-            raise ValueError(f"{at}['kind'] must be one of {SEGMENT_KINDS}; got {kind!r}")
+            raise ValueError(
+                f"{at}['kind'] must be one of {SEGMENT_KINDS}; got {kind!r}"
+            )
         tokens = check_indices(
-            segment.get("tokens"), f"{at}['tokens']", 2**62, ndim=1, kind="token"
+            segment.get("tokens"),
+            f"{at}['tokens']",
+            2**62,
+            ndim=1,
+            kind="token",
         )
         if tokens.size == 0:
-            raise ValueError(f"{at}['tokens'] must hold at least one token; got shape (0,)")
+            raise ValueError(
+                f"{at}['tokens'] must hold at least one token; got shape (0,)"
+            )
         n = tokens.size
         if kind != "policy":
-            extra = [key for key in ("logprobs", "ref_logprobs", "version") if key in segment]
+            extra = [
+                key
+                for key in ("logprobs", "ref_logprobs", "version")
+                if key in segment
+            ]
             if extra:
                 raise ValueError(
                     f"{at} must not have {extra}: only policy segments carry log-probabilities "
@@ -85,7 +111,9 @@ def _episode_arrays(episode: Any, where: str) -> dict[str, np.ndarray]:
                     f"{at} must not be a policy segment: the first token of a sequence has no "
                     "prediction, so a prompt must come first; got kind 'policy' at the start"
                 )
-            logprobs = _segment_logprobs(segment.get("logprobs"), f"{at}['logprobs']", n)
+            logprobs = _segment_logprobs(
+                segment.get("logprobs"), f"{at}['logprobs']", n
+            )
             version = segment.get("version")
             if version is None:
                 raise ValueError(
@@ -94,7 +122,9 @@ def _episode_arrays(episode: Any, where: str) -> dict[str, np.ndarray]:
                 )
             version = check_nonnegative_int(version, f"{at}['version']")
             if "ref_logprobs" in segment:
-                ref = _segment_logprobs(segment["ref_logprobs"], f"{at}['ref_logprobs']", n)
+                ref = _segment_logprobs(
+                    segment["ref_logprobs"], f"{at}['ref_logprobs']", n
+                )
                 has_ref.append(True)
             else:
                 ref = np.zeros(n)
@@ -131,7 +161,9 @@ def _episode_arrays(episode: Any, where: str) -> dict[str, np.ndarray]:
 def _segment_logprobs(values: Any, name: str, size: int) -> np.ndarray:
     """Finite log-probabilities (<= 0), one per token of the segment."""
     if values is None:
-        raise ValueError(f"{name} must hold the log-probability of every token; got None")
+        raise ValueError(
+            f"{name} must hold the log-probability of every token; got None"
+        )
     values = as_float_array(values, name, ndim=1)
     if values.size != size:
         raise ValueError(
@@ -234,11 +266,20 @@ def build_batch(
     >>> batch["old_logprobs"]
     array([[ 0.  , -0.5 , -0.25,  0.  ,  0.  ]])
     """
-    if isinstance(episodes, (str, Mapping)) or not isinstance(episodes, Sequence) or not episodes:
-        raise ValueError(f"episodes must be a non-empty list of episodes; got {episodes!r}")
+    if (
+        isinstance(episodes, (str, Mapping))
+        or not isinstance(episodes, Sequence)
+        or not episodes
+    ):
+        raise ValueError(
+            f"episodes must be a non-empty list of episodes; got {episodes!r}"
+        )
     padding_side = check_choice(padding_side, "padding_side", _PADDING_SIDES)
     pad_id = check_nonnegative_int(pad_id, "pad_id")
-    parsed = [_episode_arrays(episode, f"episodes[{i}]") for i, episode in enumerate(episodes)]
+    parsed = [
+        _episode_arrays(episode, f"episodes[{i}]")
+        for i, episode in enumerate(episodes)
+    ]
     sizes = [arrays["tokens"].size for arrays in parsed]
     if length is None:
         length = max(2, *sizes)
@@ -264,8 +305,16 @@ def build_batch(
             "got none"
         )
 
-    rows, turns = len(parsed), max(1, *(arrays["num_turns"] for arrays in parsed))
-    check_size(rows * length, "length", MAX_ARRAY_ENTRIES, "array entries (rows * length)")
+    rows, turns = (
+        len(parsed),
+        max(1, *(arrays["num_turns"] for arrays in parsed)),
+    )
+    check_size(
+        rows * length,
+        "length",
+        MAX_ARRAY_ENTRIES,
+        "array entries (rows * length)",
+    )
     batch = {
         "input_ids": np.full((rows, length), pad_id, dtype=np.int64),
         "attention_mask": np.zeros((rows, length), dtype=bool),
@@ -359,7 +408,9 @@ def target_logprobs(logits: ArrayLike, input_ids: ArrayLike) -> np.ndarray:
             f"logits must have at least 2 positions on axis -2 (one prediction needs a next "
             f"token); got shape {logits.shape}"
         )
-    input_ids = check_indices(input_ids, "input_ids", logits.shape[-1], kind="token")
+    input_ids = check_indices(
+        input_ids, "input_ids", logits.shape[-1], kind="token"
+    )
     if input_ids.shape != logits.shape[:-1]:
         raise ValueError(
             f"input_ids must have the leading shape of logits, {logits.shape[:-1]}; got shape "

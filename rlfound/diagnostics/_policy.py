@@ -15,7 +15,13 @@ from rlfound._validation import (
     raise_first,
 )
 
-from ._common import _LABEL_LIMIT, _log_ratios, _quantile_levels, _selected, _token_pair
+from ._common import (
+    _LABEL_LIMIT,
+    _log_ratios,
+    _quantile_levels,
+    _selected,
+    _token_pair,
+)
 
 #: The KL estimators of :mod:`rlfound.kl`, by name.
 ESTIMATORS = {"k1": kl.k1, "k2": kl.k2, "k3": kl.k3}
@@ -257,12 +263,16 @@ def importance_ess(
     level = check_choice(level, "level", RATIO_LEVELS)
 
     log_weights = _log_ratios(logprobs, old_logprobs, mask, level)
-    return importance.effective_sample_size(np.exp(log_weights - log_weights.max()))
+    return importance.effective_sample_size(
+        np.exp(log_weights - log_weights.max())
+    )
 
 
 @finite_output()
 def policy_lag(
-    policy_version: ArrayLike, learner_version: int, mask: ArrayLike | None = None
+    policy_version: ArrayLike,
+    learner_version: int,
+    mask: ArrayLike | None = None,
 ) -> tuple[float, float]:
     """Mean and largest policy lag, in optimizer steps, of the selected tokens (or rows).
 
@@ -315,9 +325,16 @@ def policy_lag(
     (0.6666666666666666, 1.0)
     """
     versions = check_indices(
-        policy_version, "policy_version", _LABEL_LIMIT, min_ndim=1, minimum=-1, kind="version"
+        policy_version,
+        "policy_version",
+        _LABEL_LIMIT,
+        min_ndim=1,
+        minimum=-1,
+        kind="version",
     )
-    learner_version = check_nonnegative_int(learner_version, "learner_version")
+    learner_version = check_nonnegative_int(
+        learner_version, "learner_version"
+    )
     mask = _selected(check_optional_mask(mask, "mask", versions.shape))
 
     unset = mask & (versions < 0)

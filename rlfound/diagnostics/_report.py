@@ -48,7 +48,9 @@ from ._statistics import (
 # --- the report --------------------------------------------------------------------------------
 
 
-def _read_per_token(x: Any, name: str, mask: np.ndarray, *, logprob: bool = False) -> np.ndarray:
+def _read_per_token(
+    x: Any, name: str, mask: np.ndarray, *, logprob: bool = False
+) -> np.ndarray:
     """An optional input of the shape of ``mask``, read only where ``mask`` is set.
 
     Positions the mask leaves out may hold anything a trainer writes there (TRL stores 1.0,
@@ -57,10 +59,16 @@ def _read_per_token(x: Any, name: str, mask: np.ndarray, *, logprob: bool = Fals
     try:
         raw = np.asarray(x)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be a rectangular array of numbers; got {x!r}") from error
+        raise ValueError(
+            f"{name} must be a rectangular array of numbers; got {x!r}"
+        ) from error
     if raw.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must hold real numbers; got dtype {raw.dtype}")
-    check_shape(raw, name, mask.shape, "the shape of the positions it describes")
+        raise ValueError(
+            f"{name} must hold real numbers; got dtype {raw.dtype}"
+        )
+    check_shape(
+        raw, name, mask.shape, "the shape of the positions it describes"
+    )
     clean = as_float_array(np.where(mask, raw, 0.0), name)
     if logprob:
         check_logprobs(clean, name)
@@ -70,7 +78,9 @@ def _read_per_token(x: Any, name: str, mask: np.ndarray, *, logprob: bool = Fals
 def _check_fraction(x: Any, name: str) -> float:
     fraction = check_unit_interval(x, name)
     if fraction == 0.0:
-        raise ValueError(f"{name} must be in (0, 1] (a tail must hold some mass); got 0.0")
+        raise ValueError(
+            f"{name} must be in (0, 1] (a tail must hold some mass); got 0.0"
+        )
     return fraction
 
 
@@ -111,8 +121,14 @@ def _profile(table, prefix, per_token, mask):
 
 def _batch_view(clean: dict) -> dict:
     """What every section reads: masks, per-row quantities, fields cleaned where unread."""
-    action, turn_ids, rewards = clean["action_mask"], clean["turn_ids"], clean["rewards"]
-    num_turns = turn_ids.max(axis=1) + 1  # 0 for a row without a policy token
+    action, turn_ids, rewards = (
+        clean["action_mask"],
+        clean["turn_ids"],
+        clean["rewards"],
+    )
+    num_turns = (
+        turn_ids.max(axis=1) + 1
+    )  # 0 for a row without a policy token
     lengths = action.sum(axis=1).astype(np.float64)
     view = {
         "action": action,
@@ -120,7 +136,9 @@ def _batch_view(clean: dict) -> dict:
         "rewards": rewards,
         "turn_exists": np.arange(rewards.shape[1]) < num_turns[:, None],
         "old": np.where(action, clean["old_logprobs"], 0.0),
-        "ref": np.where(action, clean["ref_logprobs"], 0.0) if "ref_logprobs" in clean else None,
+        "ref": np.where(action, clean["ref_logprobs"], 0.0)
+        if "ref_logprobs" in clean
+        else None,
         "versions": clean["policy_version"],
         "lengths": lengths,
         "has_tokens": lengths > 0,
@@ -131,11 +149,17 @@ def _batch_view(clean: dict) -> dict:
     }
     if "advantages" in clean and action.any():
         advantages = clean["advantages"]
-        if advantages.shape != action.shape:  # one per turn: copy it to the turn's tokens
-            advantages = tokens.expand_turn_values_to_tokens(advantages, turn_ids)
+        if (
+            advantages.shape != action.shape
+        ):  # one per turn: copy it to the turn's tokens
+            advantages = tokens.expand_turn_values_to_tokens(
+                advantages, turn_ids
+            )
         view["advantages"] = np.where(action, advantages, 0.0)
         # The advantage of an episode: the mean over its generated tokens.
-        view["row_advantage"] = view["advantages"].sum(axis=1) / np.maximum(lengths, 1.0)
+        view["row_advantage"] = view["advantages"].sum(axis=1) / np.maximum(
+            lengths, 1.0
+        )
     return view
 
 
@@ -144,23 +168,34 @@ def _check_inputs(view: dict, given: dict) -> dict:
     action, rows = view["action"], view["action"].shape[0]
     inputs = dict(given)
     if given["logprobs"] is not None:
-        inputs["logprobs"] = _read_per_token(given["logprobs"], "logprobs", action, logprob=True)
+        inputs["logprobs"] = _read_per_token(
+            given["logprobs"], "logprobs", action, logprob=True
+        )
     if given["entropies"] is not None:
-        inputs["entropies"] = _read_per_token(given["entropies"], "entropies", action)
+        inputs["entropies"] = _read_per_token(
+            given["entropies"], "entropies", action
+        )
         negative = inputs["entropies"] < 0.0
         raise_first(
-            negative, "entropies must be >= 0 where action_mask is set", values=inputs["entropies"]
+            negative,
+            "entropies must be >= 0 where action_mask is set",
+            values=inputs["entropies"],
         )
     masks = {}
     for name in ("values", "returns"):
         if given[name] is not None:
-            shape, per_turn = as_array(given[name], name).shape, view["turn_exists"].shape
+            shape, per_turn = (
+                as_array(given[name], name).shape,
+                view["turn_exists"].shape,
+            )
             if shape not in (action.shape, per_turn):
                 raise ValueError(
                     f"{name} must have shape {action.shape} (one per target token) or "
                     f"{per_turn} (one per turn); got shape {shape}"
                 )
-            masks[name] = action if shape == action.shape else view["turn_exists"]
+            masks[name] = (
+                action if shape == action.shape else view["turn_exists"]
+            )
             inputs[name] = _read_per_token(given[name], name, masks[name])
     inputs["value_mask"] = None
     if len(masks) == 2:
@@ -178,7 +213,9 @@ def _check_inputs(view: dict, given: dict) -> dict:
                 f"{type(components).__name__}"
             )
         inputs["reward_components"] = {
-            name: _read_per_token(value, f"reward_components[{name!r}]", view["turn_exists"])
+            name: _read_per_token(
+                value, f"reward_components[{name!r}]", view["turn_exists"]
+            )
             for name, value in components.items()
         }
     for name in ("group_ids", "task_ids"):
@@ -186,19 +223,35 @@ def _check_inputs(view: dict, given: dict) -> dict:
             inputs[name] = _labels(given[name], name, (rows,))
     if given["success"] is not None:
         inputs["success"] = check_mask(given["success"], "success", (rows,))
-    if given["gradients"] is not None and not isinstance(given["gradients"], Mapping):
+    if given["gradients"] is not None and not isinstance(
+        given["gradients"], Mapping
+    ):
         raise ValueError(
             "gradients must be a mapping of group names to arrays; got "
             f"{type(given['gradients']).__name__}"
         )
     if given["max_grad_norm"] is not None:
-        inputs["max_grad_norm"] = check_positive_real(given["max_grad_norm"], "max_grad_norm")
-    if given["gradients"] is not None:  # checked (and cheap) now, reported in its section
-        threshold = 1.0 if inputs["max_grad_norm"] is None else inputs["max_grad_norm"]
-        inputs["gradient_norms"] = gradient_norms(given["gradients"], threshold)
-    check_clip_ranges(given["clip_low"], given["clip_high"], given["dual_clip"])
+        inputs["max_grad_norm"] = check_positive_real(
+            given["max_grad_norm"], "max_grad_norm"
+        )
+    if (
+        given["gradients"] is not None
+    ):  # checked (and cheap) now, reported in its section
+        threshold = (
+            1.0
+            if inputs["max_grad_norm"] is None
+            else inputs["max_grad_norm"]
+        )
+        inputs["gradient_norms"] = gradient_norms(
+            given["gradients"], threshold
+        )
+    check_clip_ranges(
+        given["clip_low"], given["clip_high"], given["dual_clip"]
+    )
     inputs["quantiles"] = _quantile_levels(given["quantiles"])
-    inputs["tail_fraction"] = _check_fraction(given["tail_fraction"], "tail_fraction")
+    inputs["tail_fraction"] = _check_fraction(
+        given["tail_fraction"], "tail_fraction"
+    )
     inputs["length_buckets"] = check_size(
         check_positive_int(given["length_buckets"], "length_buckets"),
         "length_buckets",
@@ -210,7 +263,10 @@ def _check_inputs(view: dict, given: dict) -> dict:
 
 def _returns_section(table, skipped, view, inputs):
     """Returns, reward components, lengths, and returns by turn."""
-    episode_return, fraction = view["episode_return"], inputs["tail_fraction"]
+    episode_return, fraction = (
+        view["episode_return"],
+        inputs["tail_fraction"],
+    )
     mean, std, _, _ = reward_statistics(episode_return)
     table["return/mean"], table["return/std"] = mean, std
     table["return/min"] = float(episode_return.min())
@@ -227,7 +283,9 @@ def _returns_section(table, skipped, view, inputs):
         table[f"reward/{name}/mean"], table[f"reward/{name}/std"] = mean, std
         table[f"reward/{name}/min"] = float(component[turn_exists].min())
         table[f"reward/{name}/max"] = float(component[turn_exists].max())
-        table[f"reward/{name}/tail_mean"] = tail_mean(component, fraction, turn_exists)
+        table[f"reward/{name}/tail_mean"] = tail_mean(
+            component, fraction, turn_exists
+        )
     rewards = view["rewards"]
     to_go = np.flip(np.cumsum(np.flip(rewards, axis=1), axis=1), axis=1)
     turn_index = np.broadcast_to(np.arange(rewards.shape[1]), rewards.shape)
@@ -235,21 +293,35 @@ def _returns_section(table, skipped, view, inputs):
 
     lengths = view["lengths"]
     table["length/mean"] = float(lengths.mean())
-    table["length/min"], table["length/max"] = float(lengths.min()), float(lengths.max())
-    _correlate(table, skipped, "length/corr_return", lengths, episode_return, view["all_rows"])
+    table["length/min"], table["length/max"] = (
+        float(lengths.min()),
+        float(lengths.max()),
+    )
+    _correlate(
+        table,
+        skipped,
+        "length/corr_return",
+        lengths,
+        episode_return,
+        view["all_rows"],
+    )
 
 
 def _advantages_section(table, skipped, view, inputs):
     """Advantages, and returns and advantages by turn, task, success and length."""
     advantages, action = view["advantages"], view["action"]
     if advantages is None:
-        skipped["advantage/*"] = "needs advantages in the batch (and a generated token)"
+        skipped["advantage/*"] = (
+            "needs advantages in the batch (and a generated token)"
+        )
     else:
         selected = advantages[action]
         table["advantage/mean"] = float(selected.mean())
         table["advantage/std"] = float(selected.std())
         table["advantage/zero_fraction"] = float(np.mean(selected == 0.0))
-        _add_means(table, "advantage/by_turn", advantages, view["turn_ids"], action)
+        _add_means(
+            table, "advantage/by_turn", advantages, view["turn_ids"], action
+        )
         _correlate(
             table,
             skipped,
@@ -269,10 +341,16 @@ def _advantages_section(table, skipped, view, inputs):
         ),
     }
     lengths = view["lengths"]
-    levels = np.arange(1, inputs["length_buckets"] + 1) / inputs["length_buckets"]
-    edges = np.unique(np.quantile(lengths, levels, method="inverted_cdf"))  # observed lengths
+    levels = (
+        np.arange(1, inputs["length_buckets"] + 1) / inputs["length_buckets"]
+    )
+    edges = np.unique(
+        np.quantile(lengths, levels, method="inverted_cdf")
+    )  # observed lengths
     episode_labels["length"] = (
-        np.searchsorted(edges, lengths),  # the bucket of the first edge >= the length
+        np.searchsorted(
+            edges, lengths
+        ),  # the bucket of the first edge >= the length
         [f"le{edge:g}" for edge in edges],
         None,
     )
@@ -281,7 +359,12 @@ def _advantages_section(table, skipped, view, inputs):
             skipped[f"*/by_{name}/*"] = reason
             continue
         _add_means(
-            table, f"return/by_{name}", view["episode_return"], labels, view["all_rows"], names
+            table,
+            f"return/by_{name}",
+            view["episode_return"],
+            labels,
+            view["all_rows"],
+            names,
         )
         if advantages is not None:
             _add_means(
@@ -309,7 +392,9 @@ def _groups_section(table, skipped, view, inputs):
     if inputs["group_ids"] is None:
         skipped["group/*"] = "needs group_ids"
         return
-    variance, all_equal = group_variance_statistics(view["episode_return"], inputs["group_ids"])
+    variance, all_equal = group_variance_statistics(
+        view["episode_return"], inputs["group_ids"]
+    )
     table["group/reward_variance"] = variance
     table["group/all_equal_fraction"] = all_equal
 
@@ -332,15 +417,24 @@ def _entropy_section(table, skipped, view, inputs):
 def _ratios_section(table, skipped, view, inputs):
     """KL to the reference, and with the current policy: log-ratios, KL to the old policy,
     clip fractions and effective sample sizes."""
-    action, old, ref, logprobs = view["action"], view["old"], view["ref"], inputs["logprobs"]
+    action, old, ref, logprobs = (
+        view["action"],
+        view["old"],
+        view["ref"],
+        inputs["logprobs"],
+    )
     if not action.any():
-        skipped["kl/*"] = skipped["log_ratio/*"] = "the batch has no generated token"
+        skipped["kl/*"] = skipped["log_ratio/*"] = (
+            "the batch has no generated token"
+        )
         return
     if ref is None:
         skipped["kl/*_ref/*"] = "needs ref_logprobs in the batch"
     else:
         for name in ESTIMATORS:
-            table[f"kl/old_ref/{name}"] = approximate_kl(old, ref, action, name)
+            table[f"kl/old_ref/{name}"] = approximate_kl(
+                old, ref, action, name
+            )
     if logprobs is None:
         reason = "needs logprobs (the current policy, for the ratios)"
         for family in ("log_ratio/*", "kl/old_current/*", "clip/*", "ess/*"):
@@ -352,13 +446,26 @@ def _ratios_section(table, skipped, view, inputs):
     table["log_ratio/mean"], table["log_ratio/max_abs"] = mean, max_abs
     for level, value in zip(levels, values, strict=True):
         table[f"log_ratio/q{level:g}"] = float(value)
-    mean, max_abs, _ = log_ratio_summary(logprobs, old, action, levels, "sequence")
-    table["log_ratio/sequence/mean"], table["log_ratio/sequence/max_abs"] = mean, max_abs
+    mean, max_abs, _ = log_ratio_summary(
+        logprobs, old, action, levels, "sequence"
+    )
+    table["log_ratio/sequence/mean"], table["log_ratio/sequence/max_abs"] = (
+        mean,
+        max_abs,
+    )
     for name in ESTIMATORS:
-        table[f"kl/old_current/{name}"] = approximate_kl(old, logprobs, action, name)
-        if ref is not None:  # KL(π ‖ π_ref) from μ's samples needs the weight π / μ
-            weighted = kl.importance_weighted_kl(logprobs, ref, old, name, action)
-            table[f"kl/current_ref/{name}"] = float(weighted.sum() / action.sum())
+        table[f"kl/old_current/{name}"] = approximate_kl(
+            old, logprobs, action, name
+        )
+        if (
+            ref is not None
+        ):  # KL(π ‖ π_ref) from μ's samples needs the weight π / μ
+            weighted = kl.importance_weighted_kl(
+                logprobs, ref, old, name, action
+            )
+            table[f"kl/current_ref/{name}"] = float(
+                weighted.sum() / action.sum()
+            )
 
     advantages = view["advantages"]
     if advantages is None:
@@ -366,7 +473,12 @@ def _ratios_section(table, skipped, view, inputs):
     else:
         ratio = np.exp(np.where(action, logprobs - old, 0.0))
         positive, negative = ppo.clip_fractions(
-            ratio, advantages, action, inputs["clip_low"], inputs["clip_high"], inputs["dual_clip"]
+            ratio,
+            advantages,
+            action,
+            inputs["clip_low"],
+            inputs["clip_high"],
+            inputs["dual_clip"],
         )
         signs = advantages[action]
         table["clip/positive"], table["clip/negative"] = positive, negative
@@ -375,14 +487,20 @@ def _ratios_section(table, skipped, view, inputs):
 
     for level in RATIO_LEVELS:
         ess = importance_ess(logprobs, old, action, level)
-        count = action.sum() if level == "token" else view["has_tokens"].sum()
+        count = (
+            action.sum() if level == "token" else view["has_tokens"].sum()
+        )
         table[f"ess/{level}"] = ess
         table[f"ess/{level}_fraction"] = float(ess / count)
 
 
 def _critic_section(table, skipped, view, inputs):
     """Value loss, explained variance, and the bias at a few horizons."""
-    values, returns, mask = inputs["values"], inputs["returns"], inputs["value_mask"]
+    values, returns, mask = (
+        inputs["values"],
+        inputs["returns"],
+        inputs["value_mask"],
+    )
     if mask is None:
         skipped["value/*"] = "needs values and returns"
         return
@@ -391,12 +509,20 @@ def _critic_section(table, skipped, view, inputs):
         return
     table["value/loss"] = ppo.value_loss(values, returns, mask)
     if _masked_variance(returns, mask) == 0.0:
-        skipped["value/explained_variance"] = "the returns are constant over the batch"
+        skipped["value/explained_variance"] = (
+            "the returns are constant over the batch"
+        )
     else:
-        table["value/explained_variance"] = explained_variance(values, returns, mask)
-    mean_values, mean_returns, counts = calibration_by_horizon(values, returns, mask)
+        table["value/explained_variance"] = explained_variance(
+            values, returns, mask
+        )
+    mean_values, mean_returns, counts = calibration_by_horizon(
+        values, returns, mask
+    )
     for h in _powers_of_two(counts.size):
-        table[f"value/bias/horizon/{h}"] = float(mean_values[h] - mean_returns[h])
+        table[f"value/bias/horizon/{h}"] = float(
+            mean_values[h] - mean_returns[h]
+        )
 
 
 def _gradients_section(table, skipped, view, inputs):
@@ -421,7 +547,11 @@ def _lag_section(table, skipped, view, inputs):
         skipped["lag/*"] = "needs learner_version"
         return
     versions = view["versions"]
-    mask = view["action"] if versions.shape == view["action"].shape else view["has_tokens"]
+    mask = (
+        view["action"]
+        if versions.shape == view["action"].shape
+        else view["has_tokens"]
+    )
     if not mask.any():
         skipped["lag/*"] = "the batch has no generated token"
         return

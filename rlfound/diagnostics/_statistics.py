@@ -95,7 +95,9 @@ def reward_statistics(
     (array([1., 0., 0., 1., 2.]), array([-4., -3., -2., -1.,  0.,  1.]))
     """
     rewards, mask = _values_and_mask(rewards, "rewards", mask)
-    bins = check_size(check_positive_int(bins, "bins"), "bins", MAX_ARRAY_ENTRIES, "bins")
+    bins = check_size(
+        check_positive_int(bins, "bins"), "bins", MAX_ARRAY_ENTRIES, "bins"
+    )
     if value_range is not None:
         value_range = _check_range(value_range)
 
@@ -116,7 +118,9 @@ def _check_range(value_range: Any) -> tuple[float, float]:
 
 
 @finite_output()
-def tail_mean(values: ArrayLike, fraction: float, mask: ArrayLike | None = None) -> float:
+def tail_mean(
+    values: ArrayLike, fraction: float, mask: ArrayLike | None = None
+) -> float:
     """Mean of the worst ``fraction`` of the values: the lower-tail CVaR of their distribution.
 
         CVaR_α = (1 / (α n)) Σ_{i=1}^{n} w_i x_(i),    w_i = min(1, max(0, α n - (i - 1))),
@@ -165,7 +169,9 @@ def tail_mean(values: ArrayLike, fraction: float, mask: ArrayLike | None = None)
     values, mask = _values_and_mask(values, "values", mask)
     fraction = check_unit_interval(fraction, "fraction")
     if fraction == 0.0:
-        raise ValueError("fraction must be in (0, 1] (a tail must hold some mass); got 0.0")
+        raise ValueError(
+            "fraction must be in (0, 1] (a tail must hold some mass); got 0.0"
+        )
 
     ordered = np.sort(values[mask])
     share = fraction * ordered.size
@@ -224,8 +230,12 @@ def grouped_statistics(
     keys, group = np.unique(labels[mask], return_inverse=True)
     selected = values[mask]
     counts = np.bincount(group, minlength=keys.size).astype(np.float64)
-    means = np.bincount(group, weights=selected, minlength=keys.size) / counts
-    squares = np.bincount(group, weights=(selected - means[group]) ** 2, minlength=keys.size)
+    means = (
+        np.bincount(group, weights=selected, minlength=keys.size) / counts
+    )
+    squares = np.bincount(
+        group, weights=(selected - means[group]) ** 2, minlength=keys.size
+    )
     return keys.astype(np.int64), means, np.sqrt(squares / counts), counts
 
 
@@ -234,7 +244,10 @@ def grouped_statistics(
 
 @finite_output()
 def group_variance_statistics(
-    rewards: ArrayLike, group_ids: ArrayLike, ddof: int = 0, atol: float = 0.0
+    rewards: ArrayLike,
+    group_ids: ArrayLike,
+    ddof: int = 0,
+    atol: float = 0.0,
 ) -> tuple[float, float]:
     """Mean within-group reward variance and the fraction of groups whose rewards are all equal.
 
@@ -292,23 +305,33 @@ def group_variance_statistics(
     """
     rewards = as_float_array(rewards, "rewards", ndim=1)
     if rewards.size == 0:
-        raise ValueError("rewards must hold at least one rollout; got shape (0,)")
+        raise ValueError(
+            "rewards must hold at least one rollout; got shape (0,)"
+        )
     group_ids = _labels(group_ids, "group_ids", rewards.shape)
     ddof = check_nonnegative_int(ddof, "ddof")
     atol = check_nonnegative_real(atol, "atol")
 
     keys, sizes = np.unique(group_ids, return_counts=True)
-    if np.all(sizes == sizes[0]):  # equal groups: one (G, N) array, one vectorized call
-        members = rewards[np.argsort(group_ids, kind="stable")].reshape(keys.size, sizes[0])
+    if np.all(
+        sizes == sizes[0]
+    ):  # equal groups: one (G, N) array, one vectorized call
+        members = rewards[np.argsort(group_ids, kind="stable")].reshape(
+            keys.size, sizes[0]
+        )
         variances = entropy.group_reward_variance(members, ddof=ddof)
         spread = members.max(axis=1) - members.min(axis=1)
     else:
         variances, spread = [], []
         for key in keys:
             members = rewards[group_ids == key]
-            variances.append(entropy.group_reward_variance(members, ddof=ddof))
+            variances.append(
+                entropy.group_reward_variance(members, ddof=ddof)
+            )
             spread.append(members.max() - members.min())
-    return float(np.mean(variances)), float(np.mean(np.asarray(spread) <= atol))
+    return float(np.mean(variances)), float(
+        np.mean(np.asarray(spread) <= atol)
+    )
 
 
 # --- entropy, values, gradients, lengths -------------------------------------------------------
@@ -369,7 +392,9 @@ def mean_by_position(
 
 @finite_output()
 def gradient_norms(
-    gradients: Sequence[ArrayLike] | Mapping[str, ArrayLike], max_norm: float, eps: float = 1e-6
+    gradients: Sequence[ArrayLike] | Mapping[str, ArrayLike],
+    max_norm: float,
+    eps: float = 1e-6,
 ) -> tuple[np.ndarray, float, float]:
     """Gradient norms per parameter group, and the global norm before and after clipping.
 
@@ -432,14 +457,20 @@ def gradient_norms(
     """
     if isinstance(gradients, Mapping):
         gradients = list(gradients.values())
-    if isinstance(gradients, (str, bytes)) or not isinstance(gradients, Sequence):
+    if isinstance(gradients, (str, bytes)) or not isinstance(
+        gradients, Sequence
+    ):
         raise ValueError(
             "gradients must be a sequence (or mapping) of per-group gradient arrays; got "
             f"{type(gradients).__name__}"
         )
     if len(gradients) == 0:
-        raise ValueError("gradients must hold at least one parameter group; got 0")
-    groups = [as_float_array(g, f"gradients[{k}]") for k, g in enumerate(gradients)]
+        raise ValueError(
+            "gradients must hold at least one parameter group; got 0"
+        )
+    groups = [
+        as_float_array(g, f"gradients[{k}]") for k, g in enumerate(gradients)
+    ]
     max_norm = check_positive_real(max_norm, "max_norm")
     eps = check_nonnegative_real(eps, "eps")
 
@@ -450,7 +481,9 @@ def gradient_norms(
 
 
 @finite_output()
-def pearson_correlation(x: ArrayLike, y: ArrayLike, mask: ArrayLike | None = None) -> float:
+def pearson_correlation(
+    x: ArrayLike, y: ArrayLike, mask: ArrayLike | None = None
+) -> float:
     """Pearson correlation of two quantities over the selected entries.
 
         corr = Σ m (x - x̄)(y - ȳ) / sqrt(Σ m (x - x̄)² Σ m (y - ȳ)²).
@@ -489,7 +522,9 @@ def pearson_correlation(x: ArrayLike, y: ArrayLike, mask: ArrayLike | None = Non
     x, mask = _values_and_mask(x, "x", mask)
     y = as_float_array_like(y, "y", x.shape, "x")
     if mask.sum() < 2:
-        raise ValueError(f"mask must select at least two entries; got {int(mask.sum())}")
+        raise ValueError(
+            f"mask must select at least two entries; got {int(mask.sum())}"
+        )
 
     dx = x[mask] - x[mask].mean()
     dy = y[mask] - y[mask].mean()
