@@ -33,8 +33,11 @@ import textwrap
 from pathlib import Path
 from typing import NamedTuple
 
-#: Widest line of re-wrapped docstring prose, indentation included.
-PROSE_WIDTH = 80
+#: Widest line of a listing, indentation included: what the book's code column holds at a
+#: 1280-pixel window (77 characters of the theme's monospace font). The library's code is
+#: formatted to it (``line-length`` in rlfound/ruff.toml) and the docstring prose a listing
+#: shows is re-wrapped to it.
+PROSE_WIDTH = 77
 #: A numpydoc section starts with its name over a line of dashes.
 SECTION = re.compile(r"^[A-Z][A-Za-z ]*\n-{3,}$", re.MULTILINE)
 SENTENCE_END = re.compile(r"(?<=[.])\s+(?=[A-Z])")

@@ -292,7 +292,8 @@ def packed_gae(
     """GAE over a stream that packs several episodes back to back, with timeouts handled.
 
         δ_t = r_t + γ (1 - terminated_t) V_next,t - V(s_t),
-        A_t = δ_t + γ λ (1 - done_t) A_{t+1},    done_t = terminated_t or truncated_t,
+        A_t = δ_t + γ λ (1 - done_t) A_{t+1},
+        done_t = terminated_t or truncated_t,
 
     and the chain also stops at the end of the stream. The two ways an episode can end are
     different mathematics. A true terminal state is worth 0, so the step never bootstraps.
@@ -379,7 +380,8 @@ def packed_gae(
     array([[1.5, 1. , 1.5],
            [1. , 1. , 1. ]])
     """
-    # inf and NaN are looked for only if the result has one (see finite_output).
+    # inf and NaN are looked for only if the result has one (see
+    # finite_output).
     rewards = as_float_array(
         rewards, "rewards", min_ndim=1, check_finite=False
     )
@@ -414,7 +416,8 @@ def packed_gae(
     deltas = (
         rewards + gamma * np.where(terminated, 0.0, next_values) - values
     )
-    # At an episode boundary the next entry belongs to another episode: cut the λ-chain.
+    # At an episode boundary the next entry belongs to another episode: cut
+    # the λ-chain.
     discounts = np.where(ends, 0.0, gamma * lam)
     return discounted_cumsum(deltas, discounts, axis=axis, method="loop")
 
@@ -529,13 +532,14 @@ def whiten_advantages(
             int(i) for i in np.argwhere(mask & ~np.isfinite(advantages))[0]
         )
         raise ValueError(
-            f"advantages must be finite where mask is True; got {float(advantages[index])!r} at "
-            f"index {index}"
+            "advantages must be finite where mask is True; got "
+            f"{float(advantages[index])!r} at index {index}"
         )
     ddof = check_nonnegative_int(ddof, "ddof")
     if ddof >= valid.size:
         raise ValueError(
-            f"ddof must be smaller than the number of valid tokens ({valid.size}); got {ddof}"
+            "ddof must be smaller than the number of valid tokens "
+            f"({valid.size}); got {ddof}"
         )
     eps = check_nonnegative_real(eps, "eps")
     eps_form = check_choice(eps_form, "eps_form", _WHITEN_EPS_FORMS)
@@ -551,8 +555,8 @@ def whiten_advantages(
         spread = np.sqrt(variance) + eps
     if spread == 0.0:
         raise ValueError(
-            "eps must be > 0 when the valid advantages are all equal (their spread is 0); "
-            "got eps = 0.0"
+            "eps must be > 0 when the valid advantages are all equal "
+            "(their spread is 0); got eps = 0.0"
         )
     whitened = (valid - mean) / spread + (0.0 if shift_mean else mean)
     result = np.zeros_like(advantages)

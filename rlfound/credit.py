@@ -70,8 +70,9 @@ def turn_reward_to_go(
 ) -> np.ndarray:
     """Reward-to-go of every turn, discounted per turn, copied onto the tokens of the turn.
 
-        G_k = Σ_{j >= k} γ^{j-k} r_j,    out[..., l] = G_k  if token l belongs to turn k,
-                                          out[..., l] = 0    if token l is not a policy token.
+        G_k = Σ_{j >= k} γ^{j-k} r_j,
+        out[..., l] = G_k  if token l belongs to turn k,
+        out[..., l] = 0    if token l is not a policy token.
 
     The discount counts turns, not tokens: a turn of 300 tokens is one step. Each turn's
     credit holds only the rewards of that turn and later ones, never those of earlier turns,
@@ -146,7 +147,8 @@ def shaped_reward(
 ) -> np.ndarray:
     """Potential-based shaping of a tabular reward function.
 
-        R'(s, a, s') = R(s, a, s') + γ Φ(s') - Φ(s),    with Φ(s') = 0 for terminal s'.
+        R'(s, a, s') = R(s, a, s') + γ Φ(s') - Φ(s),
+        with Φ(s') = 0 for terminal s'.
 
     Along any episode the shaping terms telescope, Σ_t γ^t F_t = γ^T Φ(s_T) - Φ(s_0), so when
     every episode ends in a state of potential 0, q'_π(s, a) = q_π(s, a) - Φ(s) for every
@@ -310,7 +312,8 @@ def _check_branching(
     )
     if terminal[state]:
         raise ValueError(
-            f"state must be a live (non-terminal) state to branch from; got terminal state {state}"
+            "state must be a live (non-terminal) state to branch from; got "
+            f"terminal state {state}"
         )
     action = int(check_indices(action, "action", num_actions, ndim=0))
     gamma = check_unit_interval(gamma, "gamma")
@@ -424,8 +427,9 @@ def branch_advantage(
         rng,
     )
 
-    # K continuations that take the action first: the first step by hand, then π from the
-    # state it reached (sample_episodes starts from that distribution and reports the state).
+    # K continuations that take the action first: the first step by hand,
+    # then π from the state it reached (sample_episodes starts from that
+    # distribution and reports the state).
     after = sample_episodes(
         transition,
         reward,
@@ -628,7 +632,8 @@ def option_segments(
     option_starts = check_mask(option_starts, "option_starts", rewards.shape)
     if not option_starts[0]:
         raise ValueError(
-            "option_starts must be True at step 0 (the first step belongs to an option); got False"
+            "option_starts must be True at step 0 (the first step belongs "
+            "to an option); got False"
         )
     gamma = check_unit_interval(gamma, "gamma")
 
@@ -714,8 +719,8 @@ def _check_reward_table(reward: Any) -> np.ndarray:
     num_states, num_actions, next_states = reward.shape
     if num_states < 1 or num_actions < 1 or next_states != num_states:
         raise ValueError(
-            "reward must have shape (S, A, S) with S, A >= 1, reward[s, a, s'] = R(s, a, s'); "
-            f"got shape {reward.shape}"
+            "reward must have shape (S, A, S) with S, A >= 1, reward[s, a, "
+            f"s'] = R(s, a, s'); got shape {reward.shape}"
         )
     return reward
 
@@ -733,8 +738,8 @@ def _check_termination(termination: Any, num_states: int) -> np.ndarray:
     if outside.any():
         state = int(np.flatnonzero(outside)[0])
         raise ValueError(
-            f"termination must be probabilities in [0, 1]; got {float(termination[state])!r} "
-            f"at index ({state},)"
+            "termination must be probabilities in [0, 1]; got "
+            f"{float(termination[state])!r} at index ({state},)"
         )
     return termination
 
@@ -756,8 +761,9 @@ def _check_option_ends(
     if over.any():
         state = int(np.flatnonzero(over)[0])
         raise ValueError(
-            f"transition must satisfy gamma * (row sum) <= 1 (within {ROW_SUM_TOLERANCE:g}) "
-            f"for the option to have finite values; got {float(totals[state])!r} in state {state}"
+            "transition must satisfy gamma * (row sum) <= 1 (within "
+            f"{ROW_SUM_TOLERANCE:g}) for the option to have finite values; "
+            f"got {float(totals[state])!r} in state {state}"
         )
     ends = ~live | (totals < 1.0 - ROW_SUM_TOLERANCE)
     moves = continuing > SUPPORT_TOLERANCE
@@ -775,8 +781,8 @@ def _check_option_ends(
             else f"when gamma = {gamma!r} (within 1e-12 of 1)"
         )
         raise ValueError(
-            f"termination must let the option stop with probability 1 {when}; got an "
-            f"option that can run forever from state {state}"
+            "termination must let the option stop with probability 1 "
+            f"{when}; got an option that can run forever from state {state}"
         )
 
 
@@ -785,7 +791,8 @@ def _check_durations(durations: Any, shape: tuple[int, ...]) -> np.ndarray:
     array = as_array(durations, "durations")
     if array.shape != shape:
         raise ValueError(
-            f"durations must have the shape of option_rewards, {shape}; got shape {array.shape}"
+            f"durations must have the shape of option_rewards, {shape}; got "
+            f"shape {array.shape}"
         )
     if array.dtype.kind not in "iuf":
         raise ValueError(

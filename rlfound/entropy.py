@@ -199,7 +199,8 @@ def entropy_logit_gradient(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     log_probs = _log_softmax(logits, axis)
     p_log_p = _p_log_p(log_probs)
     entropy = -np.sum(p_log_p, axis=axis, keepdims=True)
-    # -π (log π + H) = -(π log π) - π H, written so that π = 0 gives exactly 0.
+    # -π (log π + H) = -(π log π) - π H, written so that π = 0 gives exactly
+    # 0.
     return -p_log_p - np.exp(log_probs) * entropy + 0.0
 
 
@@ -261,7 +262,8 @@ def token_entropies(
 ) -> np.ndarray:
     """Entropy of the next-token distribution at every position of a batch of sequences.
 
-        H_j = H(π(· | x_<j)) = -Σ_v π(v | x_<j) log π(v | x_<j),    0 where m_j = 0.
+        H_j = H(π(· | x_<j)) = -Σ_v π(v | x_<j) log π(v | x_<j),
+        0 where m_j = 0.
 
     ``logits[..., j, :]`` are the logits the model produced *given the prefix* x_<j (the shift
     by one is the caller's job, as in :func:`rlfound.tokens.token_logprobs`). The entropy of a
@@ -304,7 +306,8 @@ def token_entropies(
     logits, mask = _check_token_logits(logits, mask)
 
     per_position = -np.sum(_p_log_p(_log_softmax(logits, -1)), axis=-1)
-    # where(), not a product: a masked position must give 0 whatever its logits are.
+    # where(), not a product: a masked position must give 0 whatever its
+    # logits are.
     return np.where(mask, per_position, 0.0) + 0.0
 
 
@@ -357,7 +360,8 @@ def mean_token_entropy(
     logits, mask = _check_token_logits(logits, mask)
     if not mask.any():
         raise ValueError(
-            f"mask must select at least one position; got none of shape {mask.shape}"
+            "mask must select at least one position; got none of shape "
+            f"{mask.shape}"
         )
 
     return float(token_entropies(logits, mask).sum() / mask.sum())
@@ -417,7 +421,8 @@ def sampled_token_entropy(
     mask = check_optional_mask(mask, "mask", logprobs.shape)
     if not mask.any():
         raise ValueError(
-            f"mask must select at least one position; got none of shape {mask.shape}"
+            "mask must select at least one position; got none of shape "
+            f"{mask.shape}"
         )
 
     return float(-np.where(mask, logprobs, 0.0).sum() / mask.sum()) + 0.0
@@ -430,7 +435,8 @@ def sampled_token_entropy(
 def constrained_probs(logits: ArrayLike, allowed: ArrayLike) -> np.ndarray:
     """Next-token distribution under constrained decoding: disallowed tokens removed, renormalized.
 
-        π_c(v) = π(v) 1[v allowed] / Σ_{u allowed} π(u) = exp(θ_v - logsumexp_{u allowed} θ_u).
+        π_c(v) = π(v) 1[v allowed] / Σ_{u allowed} π(u)
+               = exp(θ_v - logsumexp_{u allowed} θ_u).
 
     A grammar, a tool schema or a regular expression marks at every position the tokens that
     keep the output valid; the decoder samples from π restricted to them. Computed with a
@@ -709,7 +715,8 @@ def group_reward_variance(
     size = rewards.shape[-1]
     if ddof >= size:
         raise ValueError(
-            f"ddof must be smaller than the number of rewards per group ({size}); got {ddof}"
+            "ddof must be smaller than the number of rewards per group "
+            f"({size}); got {ddof}"
         )
 
     centered = rewards - rewards.mean(axis=-1, keepdims=True)

@@ -51,7 +51,8 @@ SCALES = ("group", "batch", None)
 def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
     """Leave-one-out (RLOO) advantages: each reward minus the mean of the others in its group.
 
-        A_i = R_i - (1 / (N - 1)) Σ_{k≠i} R_k = (N / (N - 1)) (R_i - mean(R)).
+        A_i = R_i - (1 / (N - 1)) Σ_{k≠i} R_k
+            = (N / (N - 1)) (R_i - mean(R)).
 
     The baseline of sample i uses only the other samples, which are independent of a_i, so
     E[A_i ∇ log π(a_i)] is exactly the policy gradient: the baseline costs no bias. The
@@ -126,8 +127,8 @@ def group_normalized_advantages(
 ) -> np.ndarray:
     """Group-normalized advantages (GRPO, Dr. GRPO and their variants).
 
-        A_i = (R_i - mean) / (std + eps)      scale = "group" (GRPO) or "batch"
-        A_i =  R_i - mean                     scale = None (Dr. GRPO)
+        A_i = (R_i - mean) / (std + eps)    scale = "group" (GRPO) or "batch"
+        A_i =  R_i - mean                   scale = None (Dr. GRPO)
 
     The mean is that of sample i's group: of all N members when ``include_self`` is True,
     of the other N - 1 when it is False. The std is that of the same members
@@ -245,7 +246,8 @@ def group_normalized_advantages(
     )
     members = rewards.shape[-1] if include_self else rewards.shape[-1] - 1
 
-    # Over an exact power of two c, rewards near ±1e308 sum and square without overflow.
+    # Over an exact power of two c, rewards near ±1e308 sum and square
+    # without overflow.
     scaled, power = _scaled_by_power_of_two(
         rewards, per_group=scale != "batch"
     )
@@ -283,13 +285,13 @@ def _check_normalization(
     members = rewards.shape[-1] if include_self else rewards.shape[-1] - 1
     if scale == "group" and ddof >= members:
         raise ValueError(
-            f"ddof must be smaller than the number of members in each statistic ({members}); "
-            f"got {ddof}"
+            "ddof must be smaller than the number of members in each "
+            f"statistic ({members}); got {ddof}"
         )
     if scale == "batch" and ddof >= rewards.size:
         raise ValueError(
-            f"ddof must be smaller than the number of rewards in the batch ({rewards.size}); "
-            f"got {ddof}"
+            "ddof must be smaller than the number of rewards in the batch "
+            f"({rewards.size}); got {ddof}"
         )
     return rewards, eps, ddof, include_self, scale
 
@@ -346,8 +348,8 @@ def _divided_by_std_plus_eps(
     undefined = (divisor == 0.0) & (centered != 0.0)
     raise_first(
         undefined,
-        "eps must be > 0 when a std is 0 (or underflows to 0) although the sample differs "
-        "from the mean: its advantage would be infinite",
+        "eps must be > 0 when a std is 0 (or underflows to 0) although the "
+        "sample differs from the mean: its advantage would be infinite",
         got="eps = 0.0",
     )
     return np.divide(
@@ -512,8 +514,8 @@ def _check_moment_arguments(
     scores = as_float_array(scores, "scores", min_ndim=1)
     if scores.shape[:1] != probs.shape:
         raise ValueError(
-            f"scores must have one row per outcome, shape ({len(probs)}, ...); "
-            f"got shape {scores.shape}"
+            f"scores must have one row per outcome, shape ({len(probs)}, "
+            f"...); got shape {scores.shape}"
         )
     group_size = check_positive_int(group_size, "group_size")
     support = int(np.count_nonzero(probs > 0.0))
@@ -656,14 +658,14 @@ def _call_advantage_fn(
         Exception
     ) as error:  # a broken callable, whatever it raised, is a bad argument
         raise ValueError(
-            f"advantage_fn must map rewards of shape ({group_size},) to {group_size} numbers; "
-            f"it raised {error!r}"
+            f"advantage_fn must map rewards of shape ({group_size},) to "
+            f"{group_size} numbers; it raised {error!r}"
         ) from error
     if advantages.shape != (group_size,) or not np.all(
         np.isfinite(advantages)
     ):
         raise ValueError(
-            f"advantage_fn must return {group_size} finite numbers, shape ({group_size},); "
-            f"got {advantages!r} for rewards {rewards!r}"
+            f"advantage_fn must return {group_size} finite numbers, shape "
+            f"({group_size},); got {advantages!r} for rewards {rewards!r}"
         )
     return advantages

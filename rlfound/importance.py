@@ -255,8 +255,9 @@ def weighted_off_policy_value(
     rewards = _check_logged_rewards(rewards, ratios)
     if ratios.sum() == 0.0:
         raise ValueError(
-            "target_probs must give positive probability to at least one logged action "
-            "for the self-normalized estimate; got 0 for all of them"
+            "target_probs must give positive probability to at least one "
+            "logged action for the self-normalized estimate; got 0 for all "
+            "of them"
         )
 
     return float(np.sum(ratios * rewards) / np.sum(ratios))
@@ -516,8 +517,9 @@ def sequence_log_ratio(
         empty = counts == 0
         if np.any(empty):
             raise ValueError(
-                "mask must select at least one token of every sequence for a length-normalized "
-                f"ratio; got none in sequence {first_index(empty)}"
+                "mask must select at least one token of every sequence for "
+                "a length-normalized ratio; got none in sequence "
+                f"{first_index(empty)}"
             )
         total = total / counts
     return float(total) if total.ndim == 0 else total
@@ -576,7 +578,8 @@ def sequence_ratio_variance(
 ) -> float:
     """Exact variance of the sequence ratio of L tokens drawn independently from μ.
 
-        Var_μ[Π_{j=1}^{L} ρ(x_j)] = (Σ_a π(a)² / μ(a))^L - 1 = (1 + χ²(π ‖ μ))^L - 1,
+        Var_μ[Π_{j=1}^{L} ρ(x_j)] = (Σ_a π(a)² / μ(a))^L - 1
+                                  = (1 + χ²(π ‖ μ))^L - 1,
 
     for tokens x_1, ..., x_L drawn independently from one behavior distribution μ over K
     tokens, with target π. Each factor has mean 1 and second moment 1 + χ²(π ‖ μ) >= 1, so
@@ -639,7 +642,8 @@ def sequence_ratio_variance(
     second_moment = np.sum(
         target_probs[supported] ** 2 / behavior_probs[supported]
     )
-    # log1p/expm1: for π close to μ the per-token excess χ² is tiny and L may be large.
+    # log1p/expm1: for π close to μ the per-token excess χ² is tiny and L may
+    # be large.
     with np.errstate(over="ignore"):
         variance = np.expm1(length * np.log1p(max(second_moment - 1.0, 0.0)))
     return float(variance)
@@ -763,6 +767,7 @@ def truncated_importance_weights(
     )
     cap = check_positive_real(cap, "cap")
 
-    # min(exp(d), c) = exp(min(d, log c)): the same number without overflowing for large d.
+    # min(exp(d), c) = exp(min(d, log c)): the same number without
+    # overflowing for large d.
     weights = np.exp(np.minimum(logprobs - rollout_logprobs, np.log(cap)))
     return np.where(mask, weights, 1.0)

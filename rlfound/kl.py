@@ -91,8 +91,8 @@ def _check_ratio_finite(log_ratio: np.ndarray, name: str, what: str) -> None:
     """Refuse a log-ratio whose exponential overflows float64 (an infinite estimate)."""
     raise_first(
         log_ratio > _MAX_EXP,
-        f"{name} must not make {what} exceed {_MAX_EXP:.2f} (its exponential overflows "
-        "float64 and the estimate would be infinite)",
+        f"{name} must not make {what} exceed {_MAX_EXP:.2f} (its "
+        "exponential overflows float64 and the estimate would be infinite)",
         values=log_ratio,
     )
 
@@ -173,7 +173,8 @@ def kl_divergence(
         np.where(mass, ref_probs, 1.0)
     )
     total = np.sum(np.where(mass, probs * log_ratio, 0.0), axis=-1)
-    # The sum is >= 0 exactly; rounding can leave -1e-17 for nearly equal distributions.
+    # The sum is >= 0 exactly; rounding can leave -1e-17 for nearly equal
+    # distributions.
     return float_or_array(np.maximum(total, 0.0))
 
 
@@ -183,7 +184,8 @@ def kl_divergence_logits(
 ) -> np.ndarray | float:
     """Exact KL divergence between two softmax distributions, computed in log space.
 
-        KL(π ‖ π_ref) = Σ_x π(x) (log_softmax(θ)_x - log_softmax(θ_ref)_x),    π = softmax(θ).
+        KL(π ‖ π_ref) = Σ_x π(x) (log_softmax(θ)_x - log_softmax(θ_ref)_x),
+        π = softmax(θ).
 
     Working with log-softmax keeps every term finite for logits of any finite size (a softmax
     probability that underflows to 0 contributes exactly 0), and the support condition holds
@@ -353,7 +355,8 @@ def k1(
     logprobs, ref_logprobs, mask = check_logprob_pair(
         logprobs, ref_logprobs, mask, "ref_logprobs"
     )
-    # where(), not a product: a masked position gives exactly 0 whatever its log-probabilities.
+    # where(), not a product: a masked position gives exactly 0 whatever its
+    # log-probabilities.
     return np.where(mask, logprobs - ref_logprobs, 0.0)
 
 
@@ -423,7 +426,8 @@ def k3(
 ) -> np.ndarray:
     """Schulman's k3: an unbiased KL estimate that is never negative.
 
-        k3(x) = π_ref(x) / π(x) - 1 - log(π_ref(x) / π(x)) = exp(-k1(x)) - 1 + k1(x).
+        k3(x) = π_ref(x) / π(x) - 1 - log(π_ref(x) / π(x))
+              = exp(-k1(x)) - 1 + k1(x).
 
     For x sampled from π, E[π_ref / π] = Σ_x π_ref(x) = 1 (when π is positive wherever π_ref
     is), so adding the zero-mean term π_ref / π - 1 to k1 keeps the estimate unbiased, and
@@ -497,7 +501,8 @@ def k3(
     _check_ratio_finite(
         -log_ratio, "ref_logprobs", "ref_logprobs - logprobs"
     )
-    # exp(u) - 1 - u at u = -k1, without cancellation when u is small (0 where masked).
+    # exp(u) - 1 - u at u = -k1, without cancellation when u is small (0
+    # where masked).
     return _exp_minus_one_minus(-log_ratio)
 
 
@@ -653,8 +658,8 @@ def sequence_kl(
     counts = mask.sum(axis=-1)
     raise_first(
         counts == 0,
-        "mask must select at least one token of every sequence when length_normalized is "
-        "True (the average of no tokens is undefined)",
+        "mask must select at least one token of every sequence when "
+        "length_normalized is True (the average of no tokens is undefined)",
         got="none",
     )
     return float_or_array(total / counts)
@@ -851,7 +856,8 @@ def kl_regularized_optimum(
 ) -> np.ndarray:
     """The distribution that maximizes expected reward minus β times the KL to π_ref.
 
-        π*(x) = π_ref(x) exp(R(x) / β) / Z,    Z = Σ_x π_ref(x) exp(R(x) / β),
+        π*(x) = π_ref(x) exp(R(x) / β) / Z,
+        Z = Σ_x π_ref(x) exp(R(x) / β),
 
     the maximizer of J(π) = Σ_x π(x) R(x) - β KL(π ‖ π_ref) over the simplex. Computed in log
     space (a log-sum-exp for Z), so rewards large compared to β do not overflow. A category
@@ -1052,8 +1058,8 @@ def _check_label_smoothing(label_smoothing: float) -> float:
     )
     if label_smoothing > 0.5:
         raise ValueError(
-            "label_smoothing must be in [0, 0.5] (above 1/2 the labels would mean the "
-            f"opposite preference); got {label_smoothing!r}"
+            "label_smoothing must be in [0, 0.5] (above 1/2 the labels "
+            f"would mean the opposite preference); got {label_smoothing!r}"
         )
     return label_smoothing
 
@@ -1147,7 +1153,8 @@ def dpo_loss(
     )
     smoothing = _check_label_smoothing(label_smoothing)
     margin = beta * gap
-    # -log σ(u) = log(1 + exp(-u)) by logaddexp, finite for margins of any size.
+    # -log σ(u) = log(1 + exp(-u)) by logaddexp, finite for margins of any
+    # size.
     return (1.0 - smoothing) * np.logaddexp(
         0.0, -margin
     ) + smoothing * np.logaddexp(0.0, margin)
@@ -1164,7 +1171,8 @@ def dpo_loss_gradient(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Derivatives of each pair's DPO loss with respect to the policy's log-probabilities.
 
-        ∂loss/∂log π(c) = -β σ(-u),    ∂loss/∂log π(r) = +β σ(-u),    u = r̂(c) - r̂(r),
+        ∂loss/∂log π(c) = -β σ(-u),    ∂loss/∂log π(r) = +β σ(-u),
+        u = r̂(c) - r̂(r),
 
     and with label smoothing ε, -β ((1 - ε) σ(-u) - ε σ(u)) and its negative,
 

@@ -132,7 +132,8 @@ def evaluate_policy(
         transition_pi, reward_pi, gamma, terminal
     )
 
-    # v = 0 in terminal states, so their columns drop out of the live states' equations.
+    # v = 0 in terminal states, so their columns drop out of the live states'
+    # equations.
     live = ~terminal
     values = np.zeros(len(terminal))
     system = (
@@ -438,7 +439,8 @@ def action_values(
 ) -> np.ndarray:
     """Action values q_π of a policy in a tabular MDP, exactly.
 
-        q(s, a) = Σ_{s'} P(s' | s, a) [R(s, a, s') + γ v(s')],    v(terminal) = 0,
+        q(s, a) = Σ_{s'} P(s' | s, a) [R(s, a, s') + γ v(s')],
+        v(terminal) = 0,
 
     one step of the dynamics followed by the state values of :func:`state_values`.
     Equivalently q solves its own Bellman expectation equation
@@ -482,7 +484,8 @@ def action_values(
     values = state_values(
         transition, reward, policy, gamma, terminal=terminal
     )
-    # One step of the dynamics, then v; v(terminal) = 0, so entering one ends the sum.
+    # One step of the dynamics, then v; v(terminal) = 0, so entering one ends
+    # the sum.
     q_values = np.einsum("sat,sat->sa", transition, reward + gamma * values)
     q_values[terminal] = 0.0
     return q_values
@@ -554,7 +557,8 @@ def discounted_occupancy(
 ) -> np.ndarray:
     """Discounted state occupancy d_π: the expected discounted number of visits to each state.
 
-        d_π(s) = Σ_{t >= 0} γ^t Pr(s_t = s),    d_L^T = p_{0,L}^T (I - γ P_LL)^{-1},
+        d_π(s) = Σ_{t >= 0} γ^t Pr(s_t = s),
+        d_L^T = p_{0,L}^T (I - γ P_LL)^{-1},
 
     over the live states L, with d_π = 0 in terminal states (an episode that enters one has
     ended). It is not normalized: Σ_s d_π(s) is the expected discounted length of an episode
@@ -606,14 +610,16 @@ def discounted_occupancy(
     """
     transition, terminal = check_dynamics(transition, terminal)
     initial = check_initial(initial, transition.shape[0])
-    # The occupancy does not depend on the rewards: average the dynamics with zero rewards.
+    # The occupancy does not depend on the rewards: average the dynamics with
+    # zero rewards.
     transition_pi, _ = policy_transition_and_reward(
         transition, np.zeros(transition.shape), policy, terminal
     )
     transition_pi, _, gamma, terminal = check_reward_process(
         transition_pi, np.zeros(len(initial)), gamma, terminal
     )
-    # d = 0 in terminal states; over the live ones d_L solves (I - γ P_LL)^T d_L = p_{0,L}.
+    # d = 0 in terminal states; over the live ones d_L solves (I - γ P_LL)^T
+    # d_L = p_{0,L}.
     live = ~terminal
     occupancy = np.zeros(len(terminal))
     system = (
@@ -756,9 +762,10 @@ def value_iteration(
             break
     else:
         raise ValueError(
-            f"max_iterations must be enough for value iteration to converge to tol = {tol}; "
-            f"got {max_iterations} iterations and a last change of {change:.3g} (with gamma = 1, "
-            "a cycle of live states with positive reward has no finite optimal value)"
+            "max_iterations must be enough for value iteration to converge "
+            f"to tol = {tol}; got {max_iterations} iterations and a last "
+            f"change of {change:.3g} (with gamma = 1, a cycle of live "
+            "states with positive reward has no finite optimal value)"
         )
 
     values = np.where(live, q_values.max(axis=1), 0.0)

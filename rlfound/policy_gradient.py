@@ -68,7 +68,9 @@ def trajectory_log_probability(
 ) -> float:
     """Log-probability of an episode under a tabular softmax policy and the MDP's dynamics.
 
-        log p_θ(τ) = log p_0(s_0) + Σ_{t<T} [log π_θ(a_t | s_t) + log P(s_{t+1} | s_t, a_t)].
+        log p_θ(τ) = log p_0(s_0)
+                     + Σ_{t<T} [log π_θ(a_t | s_t)
+                                + log P(s_{t+1} | s_t, a_t)].
 
     Only the policy terms depend on θ, which is why the gradient
     (:func:`trajectory_score`) needs no model of the environment.
@@ -130,7 +132,8 @@ def trajectory_log_probability(
         actions[:length],
         states[1 : length + 1],
     )
-    # log 0 = -inf is the right answer for an impossible episode, not a warning.
+    # log 0 = -inf is the right answer for an impossible episode, not a
+    # warning.
     with np.errstate(divide="ignore"):
         return float(
             np.log(initial[states[0]])

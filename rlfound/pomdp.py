@@ -105,7 +105,8 @@ def correct_belief(
 ) -> np.ndarray:
     """Correction step of the Bayes filter: Bayes' rule with the observation's likelihood.
 
-        bel'(s') = O(o | s') bel̄(s') / Pr(o),    Pr(o) = Σ_{s''} O(o | s'') bel̄(s''),
+        bel'(s') = O(o | s') bel̄(s') / Pr(o),
+        Pr(o) = Σ_{s''} O(o | s'') bel̄(s''),
 
     where the evidence Pr(o) is the probability of seeing o at all under the prediction bel̄.
     An observation of probability 0 has no posterior, and that is an error, not a 0/0.
@@ -406,7 +407,8 @@ def belief_by_enumeration(
     check_enumeration_size(
         capped_power(num_states, steps + 1),  # exact up to the limit
         "observations",
-        f"S**(T+1) = {num_states}**{steps + 1} > {MAX_ENUMERATION} state sequences",
+        f"S**(T+1) = {num_states}**{steps + 1} > {MAX_ENUMERATION} state "
+        "sequences",
     )
     if initial_observation is not None:
         evidence = prior @ observation_model[:, initial_observation]

@@ -179,7 +179,8 @@ def clipped_surrogate(
     clipped_ratio = np.clip(ratio, 1.0 - clip_low, 1.0 + clip_high)
     objective = np.minimum(ratio * advantages, clipped_ratio * advantages)
     if dual_clip is not None:
-        # Only negative advantages are bounded from below; max(., cA) would cap A > 0 too.
+        # Only negative advantages are bounded from below; max(., cA) would
+        # cap A > 0 too.
         objective = np.where(
             advantages < 0.0,
             np.maximum(objective, dual_clip * advantages),
@@ -198,9 +199,11 @@ def clipped_surrogate_gradient(
 ) -> np.ndarray:
     """Derivative of the clipped surrogate of each token with respect to its log-ratio.
 
-        ∂L/∂ log ρ = ρ A   where the objective is ρ A (the ratio is inside its clip),
+        ∂L/∂ log ρ = ρ A   where the objective is ρ A
+                           (the ratio is inside its clip),
                    = 0     where a clip is active:
-                           A > 0 and ρ > 1 + ε_high;  A < 0 and ρ < 1 - ε_low;
+                           A > 0 and ρ > 1 + ε_high;
+                           A < 0 and ρ < 1 - ε_low;
                            A < 0 and ρ > c_dual (with a dual clip).
 
     Since log ρ = log π_θ - log π_old and π_old is fixed, this is also the derivative with
@@ -264,7 +267,8 @@ def clipped_policy_loss(
 ) -> float:
     """PPO's policy loss: minus the clipped surrogate, averaged over the valid tokens.
 
-        loss(θ) = -(1 / Σ m_j) Σ_j m_j L(ρ_j, A_j),    ρ_j = exp(log π_θ(x_j) - log π_old(x_j)),
+        loss(θ) = -(1 / Σ m_j) Σ_j m_j L(ρ_j, A_j),
+        ρ_j = exp(log π_θ(x_j) - log π_old(x_j)),
 
     with L of :func:`clipped_surrogate`. The average over all valid tokens of the batch
     ("token-mean") is verl's default ``loss_agg_mode`` and the masked mean of TRL's PPO
@@ -401,7 +405,8 @@ def clip_fractions(
     """Fractions of clipped tokens, separately for positive and negative advantages.
 
         f_+ = #{j valid: A_j > 0, ρ_j > 1 + ε_high} / #{j valid: A_j > 0},
-        f_- = #{j valid: A_j < 0, ρ_j < 1 - ε_low or ρ_j > c_dual} / #{j valid: A_j < 0}.
+        f_- = #{j valid: A_j < 0, ρ_j < 1 - ε_low or ρ_j > c_dual}
+              / #{j valid: A_j < 0}.
 
     A clipped token contributes no gradient (:func:`clipped_surrogate_gradient`). The two
     sides mean different things: f_+ counts tokens the update already made more likely than
@@ -578,8 +583,8 @@ def value_loss(
         value_clip = check_positive_real(value_clip, "value_clip")
         if old_values is None:
             raise ValueError(
-                "old_values must be given when value_clip is set (the clip is around the "
-                "stored predictions); got None"
+                "old_values must be given when value_clip is set (the clip "
+                "is around the stored predictions); got None"
             )
 
     squared_error = (values - returns) ** 2
@@ -591,10 +596,12 @@ def value_loss(
     if squared_error.ndim != 2:
         if mode != "token-mean":
             raise ValueError(
-                f"mode must be 'token-mean' for values of shape {values.shape}; the other "
-                f"aggregations need a 2-D (B, L) batch of sequences; got {mode!r}"
+                "mode must be 'token-mean' for values of shape "
+                f"{values.shape}; the other aggregations need a 2-D (B, L) "
+                f"batch of sequences; got {mode!r}"
             )
-        # One row holding every position: its token mean is the token mean of the array.
+        # One row holding every position: its token mean is the token mean of
+        # the array.
         squared_error, mask = (
             squared_error.reshape(1, -1),
             mask.reshape(1, -1),
@@ -669,8 +676,9 @@ def ppo_total_loss(
     entropy_coef = _finite_real(entropy_coef, "entropy_coef")
     if entropy_coef < 0.0:
         raise ValueError(
-            f"entropy_coef must be a non-negative finite number; got {entropy_coef!r} (a negative "
-            "coefficient turns the entropy bonus into an entropy penalty)"
+            "entropy_coef must be a non-negative finite number; got "
+            f"{entropy_coef!r} (a negative coefficient turns the entropy "
+            "bonus into an entropy penalty)"
         )
 
     return policy_loss + value_coef * value_loss - entropy_coef * entropy

@@ -82,7 +82,8 @@ def _shape_2d(x: Any, name: str) -> tuple[int, int]:
         ) from error
     if array.ndim != 2:
         raise ValueError(
-            f"{name} must be a 2-D array (B sequences, L positions); got shape {array.shape}"
+            f"{name} must be a 2-D array (B sequences, L positions); got "
+            f"shape {array.shape}"
         )
     return array.shape
 
@@ -117,8 +118,9 @@ def _check_mode(
     if max_length is None:
         if mode in _NEEDS_MAX_LENGTH:
             raise ValueError(
-                f"max_length must be given for mode {mode!r}, whose normalizer is the constant "
-                "max_length (the generation budget in tokens); got None"
+                f"max_length must be given for mode {mode!r}, whose "
+                "normalizer is the constant max_length (the generation "
+                "budget in tokens); got None"
             )
         return mode, None, empty_rows
     max_length = check_positive_int(max_length, "max_length")
@@ -126,8 +128,8 @@ def _check_mode(
     if max_length < longest:
         row = int(np.argmax(mask.sum(axis=1)))
         raise ValueError(
-            f"max_length must be at least the number of tokens of every sequence (row {row} "
-            f"has {longest}); got {max_length}"
+            "max_length must be at least the number of tokens of every "
+            f"sequence (row {row} has {longest}); got {max_length}"
         )
     return mode, max_length, empty_rows
 
@@ -144,12 +146,14 @@ def _sequences_averaged(
     if not rows.any():
         if mask.shape[0] == 0:
             raise ValueError(
-                f"mask must have at least one row (sequence) for mode {mode!r}, which divides "
-                f"by the number of sequences; got shape {mask.shape}"
+                "mask must have at least one row (sequence) for mode "
+                f"{mode!r}, which divides by the number of sequences; got "
+                f"shape {mask.shape}"
             )
         raise ValueError(
-            f"mask must select at least one token for mode {mode!r} with empty_rows='skip' "
-            f"(no sequence is left to average over); got an all-zero mask of shape {mask.shape}"
+            f"mask must select at least one token for mode {mode!r} with "
+            "empty_rows='skip' (no sequence is left to average over); got "
+            f"an all-zero mask of shape {mask.shape}"
         )
     return rows
 
@@ -158,8 +162,8 @@ def _no_tokens(mask: np.ndarray, mode: str | None = None) -> ValueError:
     """The error of a mean over no tokens at all (naming ``mask``)."""
     which = f" for mode {mode!r}" if mode else ""
     return ValueError(
-        f"mask must select at least one token{which} (the mean of no tokens is undefined); "
-        f"got an all-zero mask of shape {mask.shape}"
+        f"mask must select at least one token{which} (the mean of no tokens "
+        f"is undefined); got an all-zero mask of shape {mask.shape}"
     )
 
 
@@ -181,7 +185,8 @@ def _check_ids(
         orphan = mask & (turn_ids < 0)
         raise_first(
             orphan,
-            "turn_ids must be >= 0 where mask is True (every policy token belongs to a turn)",
+            "turn_ids must be >= 0 where mask is True (every policy token "
+            "belongs to a turn)",
             got="-1",
         )
     if task_ids is None:
@@ -211,8 +216,8 @@ def _check_shards(sums: Any, counts: Any) -> tuple[np.ndarray, np.ndarray]:
     if orphan.any():
         shard = int(np.flatnonzero(orphan)[0])
         raise ValueError(
-            f"sums must be 0 where counts is 0 (a shard without tokens has no loss); got "
-            f"{float(sums[shard])!r} at index ({shard},)"
+            "sums must be 0 where counts is 0 (a shard without tokens has "
+            f"no loss); got {float(sums[shard])!r} at index ({shard},)"
         )
     return sums, counts
 
@@ -345,7 +350,8 @@ def aggregate_loss(
         mask, mode, empty_rows
     )  # the B sequences averaged over
     if mode == "seq-mean-token-mean":
-        # A counted empty row is a sequence with loss 0 (TRL clamps its length to 1).
+        # A counted empty row is a sequence with loss 0 (TRL clamps its
+        # length to 1).
         per_sequence = np.divide(
             sums, lengths, out=np.zeros_like(sums), where=lengths > 0
         )
@@ -451,7 +457,8 @@ def aggregate_hierarchical(
     trajectory τ and n_k the tokens of turn k (all counted over the tokens the mask selects;
     a turn, trajectory or task without tokens is left out):
 
-        aggregate = (1/|Q|) Σ_q (1/|T_q|) Σ_{τ ∈ T_q} (1/|K_τ|) Σ_{k ∈ K_τ} (1/n_k) Σ_{j ∈ k} ℓ_j.
+        aggregate = (1/|Q|) Σ_q (1/|T_q|) Σ_{τ ∈ T_q}
+                    (1/|K_τ|) Σ_{k ∈ K_τ} (1/n_k) Σ_{j ∈ k} ℓ_j.
 
     Every task gets the same total weight 1/|Q|, however many trajectories were sampled for
     it; every trajectory of a task the same share, however many turns it took; every turn
@@ -741,8 +748,9 @@ def mean_of_local_means(sums: ArrayLike, counts: ArrayLike) -> float:
     empty = counts == 0.0
     if empty.any():
         raise ValueError(
-            "counts must be positive for every shard when each shard divides by its own "
-            f"count; got 0.0 at index ({int(np.flatnonzero(empty)[0])},)"
+            "counts must be positive for every shard when each shard "
+            "divides by its own count; got 0.0 at index "
+            f"({int(np.flatnonzero(empty)[0])},)"
         )
     return float(np.mean(sums / counts))
 
@@ -756,9 +764,11 @@ def shard_losses(
     Every shard divides its own loss sum by the token count N = Σ_s n_s of the whole batch,
     known before the backward passes:
 
-        combine="sum":   loss_s = a_s / N        (gradient accumulation: gradients add up)
-        combine="mean":  loss_s = S a_s / N      (data-parallel workers: an all-reduce
-                                                  averages the S gradients)
+        combine="sum":   loss_s = a_s / N
+                         (gradient accumulation: gradients add up)
+        combine="mean":  loss_s = S a_s / N
+                         (data-parallel workers: an all-reduce averages
+                         the S gradients)
 
     Summing (or averaging) the returned losses, and so their gradients, gives the global
     token mean Σ a_s / N exactly; a shard's tokens then weigh 1/N each, as in the

@@ -203,8 +203,8 @@ def packed_discounted_returns(
     """Discounted returns of a stream that packs several episodes back to back along time.
 
         G_t = r_t + γ [(1 - done_t) G_{t+1} + cut_t V_next,t],
-        done_t = terminated_t or cut_t,    cut_t = truncated_t, or t is the last step and
-        not terminated_t.
+        done_t = terminated_t or cut_t,
+        cut_t = truncated_t, or t is the last step and not terminated_t.
 
     A return never runs past the end of its episode. At a true termination nothing follows
     (G_t = r_t). At a truncation by a time limit the episode would have gone on, so the
@@ -267,7 +267,8 @@ def packed_discounted_returns(
     ...                           terminated=[0, 1, 0, 0], truncated=[0, 0, 0, 0], gamma=0.5)
     array([1.5, 1. , 4. , 6. ])
     """
-    # inf and NaN are looked for only if the result has one (see finite_output).
+    # inf and NaN are looked for only if the result has one (see
+    # finite_output).
     rewards = as_float_array(
         rewards, "rewards", min_ndim=1, check_finite=False
     )
@@ -297,9 +298,11 @@ def packed_discounted_returns(
             ends,
             axis,
         )
-    # Only the cut steps read next_values: a value stored anywhere else cannot leak in.
+    # Only the cut steps read next_values: a value stored anywhere else
+    # cannot leak in.
     terms = rewards.copy()
     terms[cut] += gamma * next_values[cut]
-    # The sum stops at the end of every episode: a factor of 0 there, γ elsewhere.
+    # The sum stops at the end of every episode: a factor of 0 there, γ
+    # elsewhere.
     discounts = np.where(ends, 0.0, gamma)
     return discounted_cumsum(terms, discounts, axis=axis, method="loop")

@@ -110,8 +110,9 @@ def enumerate_sequences(vocab_size: int, length: int) -> np.ndarray:
 def token_logprobs(logits: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     """Log-probability of each chosen token under the logits at its position.
 
-        token_logprobs[..., j] = log softmax(logits[..., j, :])[tokens[..., j]]
-                               = z_{j, x_j} - logsumexp(z_j).
+        token_logprobs[..., j]
+            = log softmax(logits[..., j, :])[tokens[..., j]]
+            = z_{j, x_j} - logsumexp(z_j).
 
     ``logits[..., j, :]`` must be the model's output *given the prefix* x_<j (the usual
     shift by one is the caller's job); this function only gathers and normalizes.
@@ -204,7 +205,8 @@ def sequence_logprob(
     logprobs = check_logprobs(logprobs, "logprobs")
     mask = check_optional_mask(mask, "mask", logprobs.shape)
 
-    # where(), not a product: a masked-out position must not contribute even as -0.0.
+    # where(), not a product: a masked-out position must not contribute even
+    # as -0.0.
     total = np.where(mask, logprobs, 0.0).sum(axis=-1)
     return float(total) if total.ndim == 0 else total
 
@@ -213,7 +215,8 @@ def sequence_logprob(
 def bigram_logits(bigram_table: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     """Next-token logits of a bigram model: a tiny autoregressive policy one can enumerate.
 
-        logits[..., j, :] = table[x_{j-1}]  for j >= 1,    logits[..., 0, :] = table[V],
+        logits[..., j, :] = table[x_{j-1}]  for j >= 1,
+        logits[..., 0, :] = table[V],
 
     where row V of the (V + 1, V) table is the begin-of-sequence row. The distribution of
     token j depends on the prefix only through x_{j-1}, which is enough to make the
@@ -259,7 +262,8 @@ def bigram_logits(bigram_table: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     )
 
     begin = np.full((*tokens.shape[:-1], 1), vocab_size)
-    # Shift right by one: position j is conditioned on token j - 1 (begin-of-sequence at 0).
+    # Shift right by one: position j is conditioned on token j - 1
+    # (begin-of-sequence at 0).
     previous = np.concatenate([begin, tokens], axis=-1)[
         ..., : tokens.shape[-1]
     ]
@@ -333,7 +337,8 @@ def parser_marginal(
     parses_to = (
         actions == np.arange(num_actions)[:, None]
     )  # [a, i]: g(x_i) = a
-    # exp(logsumexp) of the matching log π(x_i): exact even when every π(x_i) underflows.
+    # exp(logsumexp) of the matching log π(x_i): exact even when every π(x_i)
+    # underflows.
     return np.exp(
         special.logsumexp(np.where(parses_to, logprobs, -np.inf), axis=1)
     )
@@ -444,8 +449,10 @@ def expand_turn_values_to_tokens(
 ) -> np.ndarray:
     """Copy one value per turn onto every policy token of that turn.
 
-        out[..., j] = turn_values[..., k]  if token j was generated in turn k,
-        out[..., j] = 0                    if token j is not a policy token (id -1).
+        out[..., j] = turn_values[..., k]
+                      if token j was generated in turn k,
+        out[..., j] = 0
+                      if token j is not a policy token (id -1).
 
     This is how a turn-level return G_t reaches the token-level REINFORCE sum: every token
     of the turn's action receives the same weight, and prompt, observation and padding
@@ -491,7 +498,8 @@ def expand_turn_values_to_tokens(
         ids, "token_turn_ids", turn_values.shape[:-1], "turn_values"
     )
 
-    # Append a zero column and send id -1 there, so non-policy tokens get an exact 0.
+    # Append a zero column and send id -1 there, so non-policy tokens get an
+    # exact 0.
     padded = np.concatenate(
         [turn_values, np.zeros((*turn_values.shape[:-1], 1))], axis=-1
     )

@@ -111,7 +111,8 @@ def pack(batch: Mapping[str, ArrayLike]) -> dict[str, np.ndarray]:
         "input_ids": clean["input_ids"][attention],
         "rewards": clean["rewards"],
     }
-    # The stream position of every valid token (row-major order is the stream order).
+    # The stream position of every valid token (row-major order is the stream
+    # order).
     stream = np.cumsum(attention.ravel()).reshape(rows, length) - 1
     inside = (
         attention[:, :-1] & attention[:, 1:]

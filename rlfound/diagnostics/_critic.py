@@ -79,8 +79,9 @@ def explained_variance(
     spread = _masked_variance(returns, mask) + eps
     if spread == 0.0:
         raise ValueError(
-            "returns must vary over the selected entries when eps = 0 (the explained variance "
-            f"divides by their variance); got the constant {float(returns[mask][0])!r}"
+            "returns must vary over the selected entries when eps = 0 (the "
+            "explained variance divides by their variance); got the "
+            f"constant {float(returns[mask][0])!r}"
         )
     return 1.0 - _masked_variance(returns - values, mask) / spread
 
@@ -95,7 +96,8 @@ def calibration_by_horizon(
     """Mean prediction and mean target of the critic at each number of steps to go.
 
         h_ij = Σ_{k > j} m_ik   (the selected positions after j in row i),
-        V̄_h = mean{V_ij : h_ij = h},    Ḡ_h = mean{G_ij : h_ij = h},    n_h = #{h_ij = h},
+        V̄_h = mean{V_ij : h_ij = h},    Ḡ_h = mean{G_ij : h_ij = h},
+        n_h = #{h_ij = h},
 
     with horizons at or beyond ``max_horizon`` pooled into the last bucket. A calibrated
     critic has V̄_h = Ḡ_h at every horizon; the gap V̄_h - Ḡ_h is its bias at that distance

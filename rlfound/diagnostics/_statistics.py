@@ -112,7 +112,8 @@ def _check_range(value_range: Any) -> tuple[float, float]:
     pair = as_float_array(value_range, "value_range", ndim=1)
     if pair.size != 2 or not pair[0] < pair[1]:
         raise ValueError(
-            f"value_range must be a pair (lower, upper) with lower < upper; got {pair.tolist()}"
+            "value_range must be a pair (lower, upper) with lower < upper; "
+            f"got {pair.tolist()}"
         )
     return float(pair[0]), float(pair[1])
 
@@ -123,7 +124,8 @@ def tail_mean(
 ) -> float:
     """Mean of the worst ``fraction`` of the values: the lower-tail CVaR of their distribution.
 
-        CVaR_α = (1 / (α n)) Σ_{i=1}^{n} w_i x_(i),    w_i = min(1, max(0, α n - (i - 1))),
+        CVaR_α = (1 / (α n)) Σ_{i=1}^{n} w_i x_(i),
+        w_i = min(1, max(0, α n - (i - 1))),
 
     where x_(1) <= ... <= x_(n) are the n selected values sorted and α = ``fraction``. When
     α n is an integer k it is the mean of the k smallest values; otherwise the k-th value
@@ -170,12 +172,14 @@ def tail_mean(
     fraction = check_unit_interval(fraction, "fraction")
     if fraction == 0.0:
         raise ValueError(
-            "fraction must be in (0, 1] (a tail must hold some mass); got 0.0"
+            "fraction must be in (0, 1] (a tail must hold some mass); got "
+            "0.0"
         )
 
     ordered = np.sort(values[mask])
     share = fraction * ordered.size
-    # Weight of the i-th smallest value: the part of [i, i + 1) that lies inside [0, α n).
+    # Weight of the i-th smallest value: the part of [i, i + 1) that lies
+    # inside [0, α n).
     weights = np.clip(share - np.arange(ordered.size), 0.0, 1.0)
     return float(np.sum(weights * ordered) / np.sum(weights))
 
@@ -343,8 +347,10 @@ def mean_by_position(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Mean of a per-token quantity at each position of the response, across rows.
 
-        p_ij = Σ_{k <= j} m_ik - 1   (the rank of token j among the selected tokens of row i),
-        mean_p = Σ_ij m_ij [p_ij = p] x_ij / n_p,    n_p = Σ_ij m_ij [p_ij = p].
+        p_ij = Σ_{k <= j} m_ik - 1
+               (the rank of token j among the selected tokens of row i),
+        mean_p = Σ_ij m_ij [p_ij = p] x_ij / n_p,
+        n_p = Σ_ij m_ij [p_ij = p].
 
     Positions count the selected tokens of a row, not its columns, so left padding, prompts
     and tool observations do not shift them: position 0 is the first generated token of every
@@ -398,7 +404,8 @@ def gradient_norms(
 ) -> tuple[np.ndarray, float, float]:
     """Gradient norms per parameter group, and the global norm before and after clipping.
 
-        ‖g‖ = sqrt(Σ_k ‖g_k‖²),    c = min(1, max_norm / (‖g‖ + eps)),    after = c ‖g‖,
+        ‖g‖ = sqrt(Σ_k ‖g_k‖²),    c = min(1, max_norm / (‖g‖ + eps)),
+        after = c ‖g‖,
 
     for parameter groups g_1, ..., g_K (layers, the policy and the value head, LoRA
     adapters). Clipping by the global norm multiplies every group by the same c, so the
@@ -461,8 +468,8 @@ def gradient_norms(
         gradients, Sequence
     ):
         raise ValueError(
-            "gradients must be a sequence (or mapping) of per-group gradient arrays; got "
-            f"{type(gradients).__name__}"
+            "gradients must be a sequence (or mapping) of per-group "
+            f"gradient arrays; got {type(gradients).__name__}"
         )
     if len(gradients) == 0:
         raise ValueError(
@@ -531,8 +538,9 @@ def pearson_correlation(
     for name, d in (("x", dx), ("y", dy)):
         if not np.any(d != 0.0):
             raise ValueError(
-                f"{name} must vary over the selected entries (a correlation divides by its "
-                f"spread); got the constant {float((x if name == 'x' else y)[mask][0])!r}"
+                f"{name} must vary over the selected entries (a correlation "
+                "divides by its spread); got the constant "
+                f"{float((x if name == 'x' else y)[mask][0])!r}"
             )
     # Each centered vector normalized by its own norm, so large values cannot overflow.
     return float(np.clip(np.dot(dx / _norm(dx), dy / _norm(dy)), -1.0, 1.0))
