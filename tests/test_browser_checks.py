@@ -35,7 +35,7 @@ BOXES = """<style>
 
 
 def blocks(code: str, tex: str) -> str:
-    """A listing of ``code`` and the labelled display equation ``tex`` in the column."""
+    """A listing of ``code`` and the labeled display equation ``tex`` in the column."""
     return (
         "<div class='column'><div class='library-listing highlight-python'><div class='highlight'>"
         f"<pre>{code}</pre></div></div><div class='math' id='equation-eq-shown'>"
