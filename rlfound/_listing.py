@@ -33,8 +33,11 @@ import textwrap
 from pathlib import Path
 from typing import NamedTuple
 
-#: Widest line of re-wrapped docstring prose, indentation included.
-PROSE_WIDTH = 80
+#: Widest line of a listing, indentation included: what the book's code column holds at a
+#: 1280-pixel window (77 characters of the theme's monospace font). The library's code is
+#: formatted to it (``line-length`` in rlfound/ruff.toml) and the docstring prose a listing
+#: shows is re-wrapped to it.
+PROSE_WIDTH = 77
 #: A numpydoc section starts with its name over a line of dashes.
 SECTION = re.compile(r"^[A-Z][A-Za-z ]*\n-{3,}$", re.MULTILINE)
 SENTENCE_END = re.compile(r"(?<=[.])\s+(?=[A-Z])")
@@ -75,9 +78,13 @@ def module_file(module: str) -> Path:
 def split_object_path(object_path: str) -> tuple[str, str]:
     module, _, name = object_path.rpartition(".")
     if not module or not name.isidentifier():
-        raise ListingError(f"{object_path!r} is not of the form package.module.function")
+        raise ListingError(
+            f"{object_path!r} is not of the form package.module.function"
+        )
     if name.startswith("_"):
-        raise ListingError(f"{object_path!r} is private; a listing shows public functions")
+        raise ListingError(
+            f"{object_path!r} is private; a listing shows public functions"
+        )
     return module, name
 
 
@@ -86,7 +93,9 @@ def find_definition(
 ) -> ast.FunctionDef | ast.ClassDef | None:
     """The first function or class ``name`` defined directly in a module's or a class's body."""
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        ):
             if node.name == name:
                 return node
     return None
@@ -99,12 +108,23 @@ def _is_equation(paragraph: str) -> bool:
 def trim_docstring(docstring: str) -> list[str]:
     """The paragraphs a listing keeps of a cleaned docstring (see the module docstring)."""
     head = SECTION.split(docstring, maxsplit=1)[0]
-    paragraphs = [part.strip("\n") for part in re.split(r"\n\s*\n", head) if part.strip()]
-    paragraphs = [part for part in paragraphs if not part.startswith("Book:")]
+    paragraphs = [
+        part.strip("\n")
+        for part in re.split(r"\n\s*\n", head)
+        if part.strip()
+    ]
+    paragraphs = [
+        part for part in paragraphs if not part.startswith("Book:")
+    ]
     if not paragraphs:
         return []
     first_equation = next(
-        (index for index, part in enumerate(paragraphs) if _is_equation(part)), None
+        (
+            index
+            for index, part in enumerate(paragraphs)
+            if _is_equation(part)
+        ),
+        None,
     )
     if first_equation is None:
         return paragraphs[:1]
@@ -130,7 +150,9 @@ def format_docstring(paragraphs: list[str], indent: str) -> list[str]:
         if index:
             lines.append("")
         if _is_equation(part):
-            lines.extend(f"{indent}{line}".rstrip() for line in part.splitlines())
+            lines.extend(
+                f"{indent}{line}".rstrip() for line in part.splitlines()
+            )
             continue
         opening = '"""' if index == 0 else ""
         lines.extend(
@@ -172,7 +194,11 @@ def _fast_path_lines(node: ast.AST, lines: list[str]) -> set[int]:
 
 def _is_hidden(decorator: ast.expr) -> bool:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
-    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+    name = (
+        target.attr
+        if isinstance(target, ast.Attribute)
+        else getattr(target, "id", None)
+    )
     # A guard told to check some inputs for the function is part of what the function does.
     checks_inputs = isinstance(decorator, ast.Call) and any(
         keyword.arg == "inputs" for keyword in decorator.keywords
@@ -182,13 +208,18 @@ def _is_hidden(decorator: ast.expr) -> bool:
 
 def _submodule_file(package_dir: Path, name: str) -> Path | None:
     """The file of the module ``name`` inside the package folder ``package_dir``, if any."""
-    for candidate in (package_dir / f"{name}.py", package_dir / name / "__init__.py"):
+    for candidate in (
+        package_dir / f"{name}.py",
+        package_dir / name / "__init__.py",
+    ):
         if candidate.is_file():
             return candidate
     return None
 
 
-def _imported_from(statement: ast.ImportFrom, module: str, path: Path) -> tuple[str, Path | None]:
+def _imported_from(
+    statement: ast.ImportFrom, module: str, path: Path
+) -> tuple[str, Path | None]:
     """The module a ``from ... import`` statement of ``module`` (file ``path``) reads from.
 
     A relative import is resolved through the file system, next to ``path``, so that
@@ -197,21 +228,31 @@ def _imported_from(statement: ast.ImportFrom, module: str, path: Path) -> tuple[
     if not statement.level:
         return statement.module, None
     # The package a relative import starts from: the module itself for an __init__.py.
-    parts = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    parts = (
+        module.split(".")
+        if path.name == "__init__.py"
+        else module.split(".")[:-1]
+    )
     folder = path.parent
     for _ in range(statement.level - 1):
         parts, folder = parts[:-1], folder.parent
     tail = statement.module.split(".") if statement.module else []
     for part in tail[:-1]:
         folder = folder / part
-    target = _submodule_file(folder, tail[-1]) if tail else folder / "__init__.py"
+    target = (
+        _submodule_file(folder, tail[-1]) if tail else folder / "__init__.py"
+    )
     name = ".".join([*parts, *tail])
     if target is None or not target.is_file():
-        raise ListingError(f"{module} imports from {name!r}, which has no source file")
+        raise ListingError(
+            f"{module} imports from {name!r}, which has no source file"
+        )
     return name, target
 
 
-def _reexport(tree: ast.Module, name: str) -> tuple[ast.ImportFrom, str] | None:
+def _reexport(
+    tree: ast.Module, name: str
+) -> tuple[ast.ImportFrom, str] | None:
     """The top-level ``from ... import`` that binds ``name``, with the name it imports."""
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
@@ -221,7 +262,9 @@ def _reexport(tree: ast.Module, name: str) -> tuple[ast.ImportFrom, str] | None:
     return None
 
 
-def find_source(module: str, name: str) -> tuple[str, Path, str, ast.FunctionDef | ast.ClassDef]:
+def find_source(
+    module: str, name: str
+) -> tuple[str, Path, str, ast.FunctionDef | ast.ClassDef]:
     """The module, file, source text and node that define ``module.name``, statically.
 
     A name the module does not define but re-exports (``from ._report import report``, or
@@ -246,14 +289,18 @@ def find_source(module: str, name: str) -> tuple[str, Path, str, ast.FunctionDef
         found = _reexport(tree, name)
         if found is None:
             via = f" (re-exported by {', '.join(chain)})" if chain else ""
-            raise ListingError(f"{module}{via} defines no top-level function or class {name!r}")
+            raise ListingError(
+                f"{module}{via} defines no top-level function or class {name!r}"
+            )
         visited.add((module, name))
         chain.append(module)
         statement, name = found
         module, target = _imported_from(statement, module, path)
         if (module, name) in visited:
             chain.append(module)
-            raise ListingError(f"the re-exports of {name!r} go round: {' -> '.join(chain)}")
+            raise ListingError(
+                f"the re-exports of {name!r} go round: {' -> '.join(chain)}"
+            )
         path = target if target is not None else module_file(module)
 
 
@@ -267,7 +314,9 @@ def read_listing(object_path: str) -> Listing:
     _, path, source, node = find_source(module, name)
     lines = source.splitlines()
     shown_decorators = [d for d in node.decorator_list if not _is_hidden(d)]
-    decorators = [lines[d.lineno - 1 : d.end_lineno] for d in shown_decorators]
+    decorators = [
+        lines[d.lineno - 1 : d.end_lineno] for d in shown_decorators
+    ]
     first = node.lineno
     body_first = node.body[0]
     docstring = ast.get_docstring(node, clean=False)
@@ -275,11 +324,15 @@ def read_listing(object_path: str) -> Listing:
         shown = lines[first - 1 : node.end_lineno]
     else:
         indent = re.match(r"\s*", lines[body_first.lineno - 1]).group()
-        trimmed = format_docstring(trim_docstring(inspect.cleandoc(docstring)), indent)
+        trimmed = format_docstring(
+            trim_docstring(inspect.cleandoc(docstring)), indent
+        )
         hidden = _fast_path_lines(node, lines)
         after = [
             lines[number - 1]
-            for number in range(body_first.end_lineno + 1, node.end_lineno + 1)
+            for number in range(
+                body_first.end_lineno + 1, node.end_lineno + 1
+            )
             if number not in hidden
         ]
         shown = [*lines[first - 1 : body_first.lineno - 1], *trimmed, *after]

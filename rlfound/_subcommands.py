@@ -29,7 +29,11 @@ def named_in(stem: str, exercises) -> list[str]:
     """
     words = "-" + "-".join(re.findall(r"[a-z0-9]+", stem.lower())) + "-"
     found = [e for e in exercises if f"-{e}-" in words]
-    return sorted(e for e in found if not any(e != o and f"-{e}-" in f"-{o}-" for o in found))
+    return sorted(
+        e
+        for e in found
+        if not any(e != o and f"-{e}-" in f"-{o}-" for o in found)
+    )
 
 
 def exercise_of_file(parser, exercises, path: Path, source: str, lookup):
@@ -39,7 +43,12 @@ def exercise_of_file(parser, exercises, path: Path, source: str, lookup):
 
     named = starter.exercise_of(source)
     if named is not None:
-        return lookup(parser, exercises, named, "FILE (its '# rlfound exercise:' header)")
+        return lookup(
+            parser,
+            exercises,
+            named,
+            "FILE (its '# rlfound exercise:' header)",
+        )
     candidates = named_in(path.stem, exercises)
     if len(candidates) == 1:
         return exercises[candidates[0]]
@@ -71,7 +80,9 @@ def manual(parser, args, *, shown: int) -> int:
         body, missing = manual_template_csv(folder)
     except ValueError as error:
         parser.error(f"argument {error}")
-    rows = sum(1 for _ in csv.reader(io.StringIO(body))) - 1  # an answer may hold new lines
+    rows = (
+        sum(1 for _ in csv.reader(io.StringIO(body))) - 1
+    )  # an answer may hold new lines
     write_atomic(output, body)
     print(
         f"wrote {output}: {rows} part(s) to grade by hand, points and comment blank; fill "
@@ -79,6 +90,11 @@ def manual(parser, args, *, shown: int) -> int:
         file=sys.stderr,
     )
     if missing:
-        names = ", ".join(missing[:shown]) + (" ..." if len(missing) > shown else "")
-        print(f"no manual.md for {len(missing)} student(s), left out: {names}", file=sys.stderr)
+        names = ", ".join(missing[:shown]) + (
+            " ..." if len(missing) > shown else ""
+        )
+        print(
+            f"no manual.md for {len(missing)} student(s), left out: {names}",
+            file=sys.stderr,
+        )
     return 0

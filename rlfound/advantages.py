@@ -43,7 +43,9 @@ __all__ = [
 
 
 @finite_output()
-def td_errors(rewards: ArrayLike, values: ArrayLike, gamma: float) -> np.ndarray:
+def td_errors(
+    rewards: ArrayLike, values: ArrayLike, gamma: float
+) -> np.ndarray:
     """One-step temporal-difference errors.
 
         δ_t = r_t + γ V(s_{t+1}) - V(s_t),    t = 0, ..., T - 1.
@@ -94,7 +96,9 @@ def td_errors(rewards: ArrayLike, values: ArrayLike, gamma: float) -> np.ndarray
 
 
 @finite_output()
-def k_step_advantages(rewards: ArrayLike, values: ArrayLike, gamma: float, k: int) -> np.ndarray:
+def k_step_advantages(
+    rewards: ArrayLike, values: ArrayLike, gamma: float, k: int
+) -> np.ndarray:
     """k-step advantage estimates: k rewards, then bootstrap from the value function.
 
         A_t^(k) = Σ_{l=0}^{n-1} γ^l r_{t+l} + γ^n V(s_{t+n}) - V(s_t),    n = min(k, T - t).
@@ -150,13 +154,17 @@ def k_step_advantages(rewards: ArrayLike, values: ArrayLike, gamma: float, k: in
         n = min(k, horizon - t)
         discounts = gamma ** np.arange(n)  # γ^0 = 1 even when γ = 0
         advantages[..., t] = (
-            rewards[..., t : t + n] @ discounts + gamma**n * values[..., t + n] - values[..., t]
+            rewards[..., t : t + n] @ discounts
+            + gamma**n * values[..., t + n]
+            - values[..., t]
         )
     return advantages
 
 
 @finite_output()
-def gae_recursive(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float) -> np.ndarray:
+def gae_recursive(
+    rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float
+) -> np.ndarray:
     """Generalized advantage estimates by the backward recursion.
 
         A_t = δ_t + γ λ A_{t+1},    A_T = 0,
@@ -204,11 +212,15 @@ def gae_recursive(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: floa
     lam = check_unit_interval(lam, "lam")
 
     deltas = td_errors(rewards, values, gamma)
-    return discounted_cumsum(deltas, gamma * lam)  # A_t = δ_t + γλ A_{t+1}, A_T = 0
+    return discounted_cumsum(
+        deltas, gamma * lam
+    )  # A_t = δ_t + γλ A_{t+1}, A_T = 0
 
 
 @finite_output()
-def gae_explicit(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float) -> np.ndarray:
+def gae_explicit(
+    rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float
+) -> np.ndarray:
     """Generalized advantage estimates by their definition, an explicit weighted sum.
 
         A_t = Σ_{l=0}^{T-1-t} (γ λ)^l δ_{t+l},
@@ -256,7 +268,9 @@ def gae_explicit(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float
 
     deltas = td_errors(rewards, values, gamma)
     horizon = deltas.shape[-1]
-    lag = np.arange(horizon) - np.arange(horizon)[:, None]  # lag[t, s] = s - t
+    lag = (
+        np.arange(horizon) - np.arange(horizon)[:, None]
+    )  # lag[t, s] = s - t
     # (γλ)^0 = 1 on the diagonal even when γλ = 0; below it the weight is 0.
     weights = np.where(lag >= 0, (gamma * lam) ** np.maximum(lag, 0), 0.0)
     return deltas @ weights.T
@@ -278,7 +292,8 @@ def packed_gae(
     """GAE over a stream that packs several episodes back to back, with timeouts handled.
 
         δ_t = r_t + γ (1 - terminated_t) V_next,t - V(s_t),
-        A_t = δ_t + γ λ (1 - done_t) A_{t+1},    done_t = terminated_t or truncated_t,
+        A_t = δ_t + γ λ (1 - done_t) A_{t+1},
+        done_t = terminated_t or truncated_t,
 
     and the chain also stops at the end of the stream. The two ways an episode can end are
     different mathematics. A true terminal state is worth 0, so the step never bootstraps.
@@ -365,13 +380,24 @@ def packed_gae(
     array([[1.5, 1. , 1.5],
            [1. , 1. , 1. ]])
     """
-    # inf and NaN are looked for only if the result has one (see finite_output).
-    rewards = as_float_array(rewards, "rewards", min_ndim=1, check_finite=False)
-    values = as_float_array_like(values, "values", rewards.shape, "rewards", check_finite=False)
-    next_values = as_float_array_like(
-        next_values, "next_values", rewards.shape, "rewards", check_finite=False
+    # inf and NaN are looked for only if the result has one (see
+    # finite_output).
+    rewards = as_float_array(
+        rewards, "rewards", min_ndim=1, check_finite=False
     )
-    terminated, truncated = check_episode_flags(terminated, truncated, rewards.shape)
+    values = as_float_array_like(
+        values, "values", rewards.shape, "rewards", check_finite=False
+    )
+    next_values = as_float_array_like(
+        next_values,
+        "next_values",
+        rewards.shape,
+        "rewards",
+        check_finite=False,
+    )
+    terminated, truncated = check_episode_flags(
+        terminated, truncated, rewards.shape
+    )
     gamma = check_unit_interval(gamma, "gamma")
     lam = check_unit_interval(lam, "lam")
     axis = _scan.time_axis(axis, rewards.shape)
@@ -379,14 +405,19 @@ def packed_gae(
     ends = terminated | truncated
     if _scan.form(method, rewards.shape, axis) == "banded":  # fast path
         return _scan.scan(
-            _scan.Terms(rewards, next_values, gamma, never=terminated, third=values),
+            _scan.Terms(
+                rewards, next_values, gamma, never=terminated, third=values
+            ),
             gamma * lam,
             ends,
             axis,
         )
     # A true terminal state has no future value; every other step bootstraps.
-    deltas = rewards + gamma * np.where(terminated, 0.0, next_values) - values
-    # At an episode boundary the next entry belongs to another episode: cut the λ-chain.
+    deltas = (
+        rewards + gamma * np.where(terminated, 0.0, next_values) - values
+    )
+    # At an episode boundary the next entry belongs to another episode: cut
+    # the λ-chain.
     discounts = np.where(ends, 0.0, gamma * lam)
     return discounted_cumsum(deltas, discounts, axis=axis, method="loop")
 
@@ -491,19 +522,24 @@ def whiten_advantages(
     array([[-1.,  1.],
            [ 0.,  0.]])
     """
-    advantages = as_float_array(advantages, "advantages", min_ndim=1, check_finite=False)
+    advantages = as_float_array(
+        advantages, "advantages", min_ndim=1, check_finite=False
+    )
     mask = check_optional_mask(mask, "mask", advantages.shape)
     valid = advantages[mask]
     if not np.isfinite(valid).all():
-        index = tuple(int(i) for i in np.argwhere(mask & ~np.isfinite(advantages))[0])
+        index = tuple(
+            int(i) for i in np.argwhere(mask & ~np.isfinite(advantages))[0]
+        )
         raise ValueError(
-            f"advantages must be finite where mask is True; got {float(advantages[index])!r} at "
-            f"index {index}"
+            "advantages must be finite where mask is True; got "
+            f"{float(advantages[index])!r} at index {index}"
         )
     ddof = check_nonnegative_int(ddof, "ddof")
     if ddof >= valid.size:
         raise ValueError(
-            f"ddof must be smaller than the number of valid tokens ({valid.size}); got {ddof}"
+            "ddof must be smaller than the number of valid tokens "
+            f"({valid.size}); got {ddof}"
         )
     eps = check_nonnegative_real(eps, "eps")
     eps_form = check_choice(eps_form, "eps_form", _WHITEN_EPS_FORMS)
@@ -519,8 +555,8 @@ def whiten_advantages(
         spread = np.sqrt(variance) + eps
     if spread == 0.0:
         raise ValueError(
-            "eps must be > 0 when the valid advantages are all equal (their spread is 0); "
-            "got eps = 0.0"
+            "eps must be > 0 when the valid advantages are all equal "
+            "(their spread is 0); got eps = 0.0"
         )
     whitened = (valid - mean) / spread + (0.0 if shift_mean else mean)
     result = np.zeros_like(advantages)

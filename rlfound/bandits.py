@@ -47,7 +47,12 @@ def _check_logits_and_rewards(
     """Logits and expected rewards: two 1-D arrays with one entry per action, K >= 1."""
     logits = check_logits(logits, ndim=1)
     action_rewards = as_float_array(action_rewards, "action_rewards", ndim=1)
-    check_shape(action_rewards, "action_rewards", logits.shape, "one entry per action")
+    check_shape(
+        action_rewards,
+        "action_rewards",
+        logits.shape,
+        "one entry per action",
+    )
     return logits, action_rewards
 
 
@@ -84,13 +89,17 @@ def bandit_objective(logits: ArrayLike, action_rewards: ArrayLike) -> float:
     >>> bandit_objective([0.0, 0.0], [1.0, 3.0])
     2.0
     """
-    logits, action_rewards = _check_logits_and_rewards(logits, action_rewards)
+    logits, action_rewards = _check_logits_and_rewards(
+        logits, action_rewards
+    )
 
     return float(softmax(logits) @ action_rewards)
 
 
 @finite_output()
-def exact_bandit_gradient(logits: ArrayLike, action_rewards: ArrayLike) -> np.ndarray:
+def exact_bandit_gradient(
+    logits: ArrayLike, action_rewards: ArrayLike
+) -> np.ndarray:
     """Exact gradient of the bandit objective J(θ) = Σ_a π_θ(a) q(a).
 
     Averaging the score function over the policy gives
@@ -130,7 +139,9 @@ def exact_bandit_gradient(logits: ArrayLike, action_rewards: ArrayLike) -> np.nd
     >>> exact_bandit_gradient([0.0, 0.0], [1.0, 3.0])
     array([-0.5,  0.5])
     """
-    logits, action_rewards = _check_logits_and_rewards(logits, action_rewards)
+    logits, action_rewards = _check_logits_and_rewards(
+        logits, action_rewards
+    )
 
     probs = softmax(logits)
     average_reward = probs @ action_rewards
@@ -138,7 +149,10 @@ def exact_bandit_gradient(logits: ArrayLike, action_rewards: ArrayLike) -> np.nd
 
 
 def _check_samples(
-    actions: ArrayLike, rewards: ArrayLike, baseline: ArrayLike, num_actions: int
+    actions: ArrayLike,
+    rewards: ArrayLike,
+    baseline: ArrayLike,
+    num_actions: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """At least one sampled action, one reward each, and a scalar or per-sample baseline."""
     actions = check_indices(actions, "actions", num_actions, ndim=1)
@@ -147,13 +161,21 @@ def _check_samples(
     check_shape(rewards, "rewards", actions.shape, "one entry per action")
     baseline = as_float_array(baseline, "baseline")
     if baseline.ndim:
-        check_shape(baseline, "baseline", actions.shape, "one entry per action (or no axes)")
+        check_shape(
+            baseline,
+            "baseline",
+            actions.shape,
+            "one entry per action (or no axes)",
+        )
     return actions, rewards, baseline
 
 
 @finite_output()
 def reinforce_gradient_estimate(
-    logits: ArrayLike, actions: ArrayLike, rewards: ArrayLike, baseline: ArrayLike = 0.0
+    logits: ArrayLike,
+    actions: ArrayLike,
+    rewards: ArrayLike,
+    baseline: ArrayLike = 0.0,
 ) -> np.ndarray:
     """REINFORCE (score-function) estimate of the bandit policy gradient from samples.
 
@@ -204,7 +226,9 @@ def reinforce_gradient_estimate(
     array([-0.5,  0.5])
     """
     logits = check_logits(logits, ndim=1)
-    actions, rewards, baseline = _check_samples(actions, rewards, baseline, len(logits))
+    actions, rewards, baseline = _check_samples(
+        actions, rewards, baseline, len(logits)
+    )
 
     scores = categorical_score(logits, actions)  # row i: e_{a_i} - π
     return (rewards - baseline) @ scores / len(actions)
@@ -308,24 +332,39 @@ def reinforce_bandit_history(
     array([0., 0., 0.])
     """
     action_rewards = check_last_axis(
-        as_float_array(action_rewards, "action_rewards", ndim=1), "action_rewards", 1, "action"
+        as_float_array(action_rewards, "action_rewards", ndim=1),
+        "action_rewards",
+        1,
+        "action",
     )
     steps = check_positive_int(steps, "steps")
-    batch_size = _check_batch_size(batch_size, check_choice(baseline, "baseline", BASELINES))
+    batch_size = _check_batch_size(
+        batch_size, check_choice(baseline, "baseline", BASELINES)
+    )
     lr = check_positive_real(lr, "lr")
     rng = check_rng(rng)
 
     num_actions = len(action_rewards)
     check_size(steps, "steps", MAX_ITERATIONS, "updates")
-    check_size(batch_size, "batch_size", MAX_ARRAY_ENTRIES, "actions per step")
-    check_size((steps + 1) * num_actions, "steps", MAX_ARRAY_ENTRIES, "history entries")
+    check_size(
+        batch_size, "batch_size", MAX_ARRAY_ENTRIES, "actions per step"
+    )
+    check_size(
+        (steps + 1) * num_actions,
+        "steps",
+        MAX_ARRAY_ENTRIES,
+        "history entries",
+    )
     history = np.zeros((steps + 1, num_actions))
     for step in range(steps):
         logits = history[step]
         actions = rng.choice(num_actions, size=batch_size, p=softmax(logits))
         rewards = action_rewards[actions]
         gradient = reinforce_gradient_estimate(
-            logits, actions, rewards, baseline=_batch_baseline(rewards, baseline)
+            logits,
+            actions,
+            rewards,
+            baseline=_batch_baseline(rewards, baseline),
         )
         history[step + 1] = logits + lr * gradient
     return history
@@ -376,6 +415,8 @@ def reinforce_bandit(
     >>> bool(probs[2] > 0.94)
     True
     """
-    history = reinforce_bandit_history(action_rewards, steps, batch_size, lr, baseline, rng)
+    history = reinforce_bandit_history(
+        action_rewards, steps, batch_size, lr, baseline, rng
+    )
     logits = history[-1]
     return logits, softmax(logits)

@@ -51,9 +51,13 @@ def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer; got {text!r}"
+        ) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {value}")
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer; got {value}"
+        )
     return value
 
 
@@ -61,9 +65,13 @@ def _positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number; got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number; got {text!r}"
+        ) from None
     if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number; got {text}")
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number; got {text}"
+        )
     return value
 
 
@@ -71,9 +79,13 @@ def _seed(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer; got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer; got {text!r}"
+        ) from None
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer; got {value}")
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer; got {value}"
+        )
     return value
 
 
@@ -139,30 +151,50 @@ def build_parser() -> argparse.ArgumentParser:
         "(default) picks the strongest that works here",
     )
 
-    parser = argparse.ArgumentParser(prog="rlfound", description=_DESCRIPTION)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = argparse.ArgumentParser(
+        prog="rlfound", description=_DESCRIPTION
+    )
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND"
+    )
 
     commands.add_parser(
-        "exercises", parents=[common], help="list the exercises with ids, chapters, stars, points"
+        "exercises",
+        parents=[common],
+        help="list the exercises with ids, chapters, stars, points",
     )
 
     starter = commands.add_parser(
-        "starter", parents=[common], help="write the student starter of an exercise"
+        "starter",
+        parents=[common],
+        help="write the student starter of an exercise",
     )
-    starter.add_argument("exercise", metavar="EXERCISE", help="exercise id, e.g. gae-recursion")
+    starter.add_argument(
+        "exercise",
+        metavar="EXERCISE",
+        help="exercise id, e.g. gae-recursion",
+    )
     starter.add_argument(
         "-o",
         "--output",
         metavar="FILE",
         help="where to write it (default: <exercise>.py or .ipynb here; '-' for stdout)",
     )
-    starter.add_argument("--notebook", action="store_true", help="write a Jupyter notebook")
-    starter.add_argument("--force", action="store_true", help="overwrite an existing file")
+    starter.add_argument(
+        "--notebook", action="store_true", help="write a Jupyter notebook"
+    )
+    starter.add_argument(
+        "--force", action="store_true", help="overwrite an existing file"
+    )
 
     check = commands.add_parser(
-        "check", parents=[common, sandbox], help="run the public checks on your solution"
+        "check",
+        parents=[common, sandbox],
+        help="run the public checks on your solution",
     )
-    check.add_argument("file", metavar="FILE", help="your .py or .ipynb file")
+    check.add_argument(
+        "file", metavar="FILE", help="your .py or .ipynb file"
+    )
     check.add_argument(
         "--exercise",
         metavar="ID",
@@ -185,9 +217,15 @@ def build_parser() -> argparse.ArgumentParser:
         "them (per-student folders and zips, a Canvas bulk download, a Gradescope export); "
         "with --assignment, only the class's folder or zip",
     )
-    grade.add_argument("--out", metavar="DIR", required=True, help="folder for the reports")
     grade.add_argument(
-        "--jobs", type=_positive_int, default=1, metavar="N", help="submissions graded at once"
+        "--out", metavar="DIR", required=True, help="folder for the reports"
+    )
+    grade.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="submissions graded at once",
     )
     _seed_options(grade)
     grade.add_argument(
@@ -204,22 +242,40 @@ def build_parser() -> argparse.ArgumentParser:
         help="write manual.csv: every student and part graded by hand, with the student's "
         "answer, points blank for the teaching team",
     )
-    manual.add_argument("dir", metavar="DIR", help="a folder that rlfound grade wrote")
     manual.add_argument(
-        "-o", "--output", metavar="FILE", default="manual.csv", help="(default: manual.csv)"
+        "dir", metavar="DIR", help="a folder that rlfound grade wrote"
     )
-    manual.add_argument("--force", action="store_true", help="overwrite an existing file")
+    manual.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        default="manual.csv",
+        help="(default: manual.csv)",
+    )
+    manual.add_argument(
+        "--force", action="store_true", help="overwrite an existing file"
+    )
 
     gradescope = commands.add_parser(
-        "gradescope", parents=[common], help="build a Gradescope autograder zip"
+        "gradescope",
+        parents=[common],
+        help="build a Gradescope autograder zip",
     )
-    gradescope.add_argument("exercise", metavar="EXERCISE", nargs="?", help="exercise id")
     gradescope.add_argument(
-        "--assignment", metavar="FILE", help="one autograder for every exercise of an assignment"
+        "exercise", metavar="EXERCISE", nargs="?", help="exercise id"
     )
-    gradescope.add_argument("-o", "--output", metavar="FILE", default="autograder.zip")
+    gradescope.add_argument(
+        "--assignment",
+        metavar="FILE",
+        help="one autograder for every exercise of an assignment",
+    )
+    gradescope.add_argument(
+        "-o", "--output", metavar="FILE", default="autograder.zip"
+    )
     _seed_options(gradescope)
-    gradescope.add_argument("--timeout", type=_positive_float, default=10.0, metavar="SECONDS")
+    gradescope.add_argument(
+        "--timeout", type=_positive_float, default=10.0, metavar="SECONDS"
+    )
 
     verify = commands.add_parser(
         "verify",
@@ -244,17 +300,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="create the course secret: the seed of the graded-only checks (once per course)",
     )
     secret.add_argument(
-        "--path", metavar="FILE", help="where to write it (default: the course secret file)"
+        "--path",
+        metavar="FILE",
+        help="where to write it (default: the course secret file)",
     )
     secret.add_argument(
-        "--force", action="store_true", help="replace an existing secret (changes every input)"
+        "--force",
+        action="store_true",
+        help="replace an existing secret (changes every input)",
     )
     classpack = commands.add_parser(
         "classpack",
         parents=[common],
         help="write a class pack: every chapter as a notebook, every starter, a README",
     )
-    classpack.add_argument("--out", metavar="DIR", required=True, help="folder of the pack")
+    classpack.add_argument(
+        "--out", metavar="DIR", required=True, help="folder of the pack"
+    )
     classpack.add_argument(
         "--with-solutions",
         action="store_true",
@@ -282,7 +344,10 @@ def _classpack(parser, args, exercises) -> int:
         require_instructor("rlfound classpack --with-solutions")
     try:
         files = classpack.write_pack(
-            args.out, exercises, with_solutions=args.with_solutions, force=args.force
+            args.out,
+            exercises,
+            with_solutions=args.with_solutions,
+            force=args.force,
         )
     except FileExistsError as error:
         parser.error(f"argument --out: {error}")
@@ -299,7 +364,9 @@ def _limits(args):
     from rlfound.grading.sandbox import Limits
 
     return Limits(
-        timeout=args.timeout, total_timeout=args.total_timeout, memory=args.memory * 2**20
+        timeout=args.timeout,
+        total_timeout=args.total_timeout,
+        memory=args.memory * 2**20,
     )
 
 
@@ -315,12 +382,26 @@ def _exercise(parser, exercises, exercise_id, argument):
 def _list(exercises) -> int:
     from rlfound.grading.authoring.answers import library_answers
 
-    rows = [("id", "chapter", "stars", "points", "by hand", "in the book", "title")]
+    rows = [
+        (
+            "id",
+            "chapter",
+            "stars",
+            "points",
+            "by hand",
+            "in the book",
+            "title",
+        )
+    ]
     answered = 0
-    for exercise in sorted(exercises.values(), key=lambda e: (e.chapter, e.stars, e.id)):
+    for exercise in sorted(
+        exercises.values(), key=lambda e: (e.chapter, e.stars, e.id)
+    ):
         try:
             found = len(library_answers(exercise))
-        except ValueError:  # an instructor's exercise whose reference is missing or broken
+        except (
+            ValueError
+        ):  # an instructor's exercise whose reference is missing or broken
             found = 0
         answered += bool(found)
         rows.append(
@@ -334,10 +415,15 @@ def _list(exercises) -> int:
                 exercise.title,
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    widths = [
+        max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)
+    ]
     for row in rows:
         print(
-            "  ".join(cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True))
+            "  ".join(
+                cell.ljust(width)
+                for cell, width in zip(row[:-1], widths, strict=True)
+            )
             + "  "
             + row[-1]
         )
@@ -374,7 +460,10 @@ def _starter(parser, args, exercise) -> int:
         where = "argument -o/--output: " if args.output else ""
         parser.error(f"{where}{output} exists; pass --force to overwrite it")
     write_atomic(output, text)
-    print(f"wrote {output}; check it with: rlfound check {output}", file=sys.stderr)
+    print(
+        f"wrote {output}; check it with: rlfound check {output}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -394,26 +483,36 @@ def _check(parser, args, exercises) -> int:
         )
     from rlfound.grading.sandbox import stopping
 
-    grader = Grader(exercise, public_only=True, mode=args.mode, limits=_limits(args))
+    grader = Grader(
+        exercise, public_only=True, mode=args.mode, limits=_limits(args)
+    )
     # In a thread of its own, so that a signal stops it only where it can close its worker.
     result = stopping.run(grader.grade, submission)
     print(f"{exercise.summary()} — public checks on {args.file}\n")
     for check in result.checks:
         mark = "PASS" if check.passed else "FAIL"
-        print(f"{mark}  {check.name}  ({check.score:g}/{check.max_score:g})  {check.description}")
+        print(
+            f"{mark}  {check.name}  ({check.score:g}/{check.max_score:g})  {check.description}"
+        )
         if not check.passed:
             for line in check.message.splitlines():
                 print(f"      {line}")
     for run in result.student_tests:
         verdict = "passed" if run.passed else "failed"
-        print(f"TEST  your {run.name}() {verdict}  (run, not scored automatically)")
+        print(
+            f"TEST  your {run.name}() {verdict}  (run, not scored automatically)"
+        )
         for line in run.message.splitlines():
             print(f"      {line}")
     for note in result.notes:
         print(f"NOTE  {note}".replace("\n", "\n      "))
     print(f"\npublic checks: {result.score:g} / {result.max_score:g} points")
     # The hint is in each such check's message; a line of its own makes it hard to miss.
-    in_float32 = [c.name for c in result.checks if not c.passed and FLOAT32_HINT in c.message]
+    in_float32 = [
+        c.name
+        for c in result.checks
+        if not c.passed and FLOAT32_HINT in c.message
+    ]
     if in_float32:
         print(f"hint: {', '.join(in_float32)}: {FLOAT32_HINT}")
     hidden = len(exercise.checks) - len(grader.checks)
@@ -439,7 +538,9 @@ def _grade(parser, args, exercise) -> int:
     if not exercise.complete:
         raise InstructorMissing("rlfound grade")
     seed, origin = resolve_seed(args.seed, public_seed=args.public_seed)
-    grader = Grader(exercise, seed=seed, mode=args.mode, limits=_limits(args))
+    grader = Grader(
+        exercise, seed=seed, mode=args.mode, limits=_limits(args)
+    )
     print(describe_mode(grader.mode), file=sys.stderr)
     print(f"graded-only inputs from {origin}", file=sys.stderr)
     progress = False if args.no_progress else None
@@ -454,7 +555,10 @@ def _grade(parser, args, exercise) -> int:
             on_result=done.append,
         )
     except OSError as error:
-        print(f"error: the class's grade sheet could not be written: {error}", file=sys.stderr)
+        print(
+            f"error: the class's grade sheet could not be written: {error}",
+            file=sys.stderr,
+        )
         return 1
     except stopping.Stopped as stop:
         print(
@@ -522,8 +626,12 @@ def _verify(parser, args, exercises) -> int:
     if path.is_file():
         verification = verify.verify_file(path, **options)
     else:
-        if args.spec not in exercises and (path.suffix == ".py" or len(path.parts) > 1):
-            parser.error(f"argument SPEC_OR_ID: no such specification file: {path}")
+        if args.spec not in exercises and (
+            path.suffix == ".py" or len(path.parts) > 1
+        ):
+            parser.error(
+                f"argument SPEC_OR_ID: no such specification file: {path}"
+            )
         exercise = _exercise(parser, exercises, args.spec, "SPEC_OR_ID")
         if not exercise.complete:
             raise InstructorMissing("rlfound verify of a book exercise")
@@ -540,8 +648,13 @@ def _gradescope(args, exercise) -> int:
     if not exercise.complete:
         raise InstructorMissing("rlfound gradescope")
     seed, origin = resolve_seed(args.seed, public_seed=args.public_seed)
-    build_bundle(exercise, Path(args.output), seed=seed, timeout=args.timeout)
-    print(f"wrote {args.output} (graded-only inputs from {origin})", file=sys.stderr)
+    build_bundle(
+        exercise, Path(args.output), seed=seed, timeout=args.timeout
+    )
+    print(
+        f"wrote {args.output} (graded-only inputs from {origin})",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -552,9 +665,13 @@ def _secret(parser, args) -> int:
     try:
         path, _ = create_secret(path, force=args.force)
     except FileExistsError:
-        parser.error(f"{path} exists; pass --force to replace it (every hidden input changes)")
+        parser.error(
+            f"{path} exists; pass --force to replace it (every hidden input changes)"
+        )
     except OSError as error:
-        parser.error(f"the course secret could not be written to {path}: {error}")
+        parser.error(
+            f"the course secret could not be written to {path}: {error}"
+        )
     print(
         f"wrote the course secret to {path} (readable by you only). rlfound grade and "
         "rlfound gradescope use it from now on; keep it, and give it to co-instructors "
@@ -602,14 +719,18 @@ def _run(parser, args) -> int:
             return _verify(parser, args, exercises)
         if args.command == "classpack":
             return _classpack(parser, args, exercises)
-        if args.command in ("assignment", "export") or getattr(args, "assignment", None):
+        if args.command in ("assignment", "export") or getattr(
+            args, "assignment", None
+        ):
             return _course(parser, args, exercises)
         if args.command == "grade":
             from rlfound.grading.course.commands import single_exercise
 
             args.exercise = single_exercise(args)
         if args.exercise is None:
-            parser.error("argument EXERCISE: give an exercise id, or --assignment FILE")
+            parser.error(
+                "argument EXERCISE: give an exercise id, or --assignment FILE"
+            )
         exercise = _exercise(parser, exercises, args.exercise, "EXERCISE")
         if args.command == "starter":
             return _starter(parser, args, exercise)
@@ -624,11 +745,15 @@ def _course(parser, args, exercises) -> int:
     from rlfound.grading.course import commands
 
     if args.command == "gradescope":
-        from rlfound.grading.distribution.gradescope import assignment_command
+        from rlfound.grading.distribution.gradescope import (
+            assignment_command,
+        )
 
         return assignment_command(args, exercises)
     # Only grade has the sandbox's options.
-    return commands.run(args, exercises, _limits(args) if args.command == "grade" else None)
+    return commands.run(
+        args, exercises, _limits(args) if args.command == "grade" else None
+    )
 
 
 if __name__ == "__main__":

@@ -70,8 +70,9 @@ def turn_reward_to_go(
 ) -> np.ndarray:
     """Reward-to-go of every turn, discounted per turn, copied onto the tokens of the turn.
 
-        G_k = Σ_{j >= k} γ^{j-k} r_j,    out[..., l] = G_k  if token l belongs to turn k,
-                                          out[..., l] = 0    if token l is not a policy token.
+        G_k = Σ_{j >= k} γ^{j-k} r_j,
+        out[..., l] = G_k  if token l belongs to turn k,
+        out[..., l] = 0    if token l is not a policy token.
 
     The discount counts turns, not tokens: a turn of 300 tokens is one step. Each turn's
     credit holds only the rewards of that turn and later ones, never those of earlier turns,
@@ -128,7 +129,9 @@ def turn_reward_to_go(
     turn_rewards = as_float_array(turn_rewards, "turn_rewards", min_ndim=1)
     gamma = check_unit_interval(gamma, "gamma")
 
-    return expand_turn_values_to_tokens(discounted_returns(turn_rewards, gamma), token_turn_ids)
+    return expand_turn_values_to_tokens(
+        discounted_returns(turn_rewards, gamma), token_turn_ids
+    )
 
 
 # --- potential-based shaping ------------------------------------------------------------------
@@ -144,7 +147,8 @@ def shaped_reward(
 ) -> np.ndarray:
     """Potential-based shaping of a tabular reward function.
 
-        R'(s, a, s') = R(s, a, s') + γ Φ(s') - Φ(s),    with Φ(s') = 0 for terminal s'.
+        R'(s, a, s') = R(s, a, s') + γ Φ(s') - Φ(s),
+        with Φ(s') = 0 for terminal s'.
 
     Along any episode the shaping terms telescope, Σ_t γ^t F_t = γ^T Φ(s_T) - Φ(s_0), so when
     every episode ends in a state of potential 0, q'_π(s, a) = q_π(s, a) - Φ(s) for every
@@ -210,14 +214,22 @@ def shaped_reward(
     terminal = check_terminal(terminal, num_states)
     zero_terminal = check_bool(zero_terminal, "zero_terminal")
 
-    next_potential = np.where(terminal, 0.0, potential) if zero_terminal else potential
-    shaping = gamma * next_potential[None, None, :] - potential[:, None, None]
-    shaping[terminal] = 0.0  # nothing is paid from a terminal state: its rows are never used
+    next_potential = (
+        np.where(terminal, 0.0, potential) if zero_terminal else potential
+    )
+    shaping = (
+        gamma * next_potential[None, None, :] - potential[:, None, None]
+    )
+    shaping[terminal] = (
+        0.0  # nothing is paid from a terminal state: its rows are never used
+    )
     return reward + shaping
 
 
 @finite_output()
-def shaped_episode_rewards(rewards: ArrayLike, potentials: ArrayLike, gamma: float) -> np.ndarray:
+def shaped_episode_rewards(
+    rewards: ArrayLike, potentials: ArrayLike, gamma: float
+) -> np.ndarray:
     """Potential-based shaping of the rewards of one episode (or a batch of them).
 
         r'_t = r_t + γ Φ(s_{t+1}) - Φ(s_t),    t = 0, ..., T - 1,
@@ -269,7 +281,10 @@ def shaped_episode_rewards(rewards: ArrayLike, potentials: ArrayLike, gamma: flo
     potentials = as_float_array(potentials, "potentials", min_ndim=1)
     expected = (*rewards.shape[:-1], rewards.shape[-1] + 1)
     check_shape(
-        potentials, "potentials", expected, "the leading shape of rewards and T + 1 entries"
+        potentials,
+        "potentials",
+        expected,
+        "the leading shape of rewards and T + 1 entries",
     )
     gamma = check_unit_interval(gamma, "gamma")
 
@@ -292,10 +307,13 @@ def _check_branching(
     """The arguments of :func:`branch_advantage` beyond its (checked) MDP: a live state to
     branch from, an action, and K branches of ``horizon`` steps within the array limit."""
     num_states, num_actions, _ = transition.shape
-    state = int(check_indices(state, "state", num_states, ndim=0, kind="state"))
+    state = int(
+        check_indices(state, "state", num_states, ndim=0, kind="state")
+    )
     if terminal[state]:
         raise ValueError(
-            f"state must be a live (non-terminal) state to branch from; got terminal state {state}"
+            "state must be a live (non-terminal) state to branch from; got "
+            f"terminal state {state}"
         )
     action = int(check_indices(action, "action", num_actions, ndim=0))
     gamma = check_unit_interval(gamma, "gamma")
@@ -395,13 +413,23 @@ def branch_advantage(
     >>> abs(estimate - 0.5) < 0.05
     True
     """
-    transition, reward, policy, terminal = check_tabular_mdp(transition, reward, policy, terminal)
+    transition, reward, policy, terminal = check_tabular_mdp(
+        transition, reward, policy, terminal
+    )
     state, action, gamma, num_branches, horizon, rng = _check_branching(
-        transition, terminal, state, action, gamma, num_branches, horizon, rng
+        transition,
+        terminal,
+        state,
+        action,
+        gamma,
+        num_branches,
+        horizon,
+        rng,
     )
 
-    # K continuations that take the action first: the first step by hand, then π from the
-    # state it reached (sample_episodes starts from that distribution and reports the state).
+    # K continuations that take the action first: the first step by hand,
+    # then π from the state it reached (sample_episodes starts from that
+    # distribution and reports the state).
     after = sample_episodes(
         transition,
         reward,
@@ -413,13 +441,24 @@ def branch_advantage(
         rng,
     )
     first_reward = reward[state, action, after.states[:, 0]]
-    continued = discounted_returns(after.rewards, gamma)[:, 0] if horizon > 1 else 0.0
+    continued = (
+        discounted_returns(after.rewards, gamma)[:, 0]
+        if horizon > 1
+        else 0.0
+    )
     with_action = first_reward + gamma * continued
 
     # K continuations that follow π from the saved state.
     start = np.eye(transition.shape[0])[state]
     following = sample_episodes(
-        transition, reward, policy, start, horizon, num_branches, terminal, rng
+        transition,
+        reward,
+        policy,
+        start,
+        horizon,
+        num_branches,
+        terminal,
+        rng,
     )
     with_policy = discounted_returns(following.rewards, gamma)[:, 0]
     return float(with_action.mean() - with_policy.mean())
@@ -506,23 +545,33 @@ def option_model(
     >>> option_reward, option_transition[0]
     (array([0.5, 1. , 0. ]), array([0.  , 0.  , 0.25]))
     """
-    transition, reward, policy, terminal = check_tabular_mdp(transition, reward, policy, terminal)
+    transition, reward, policy, terminal = check_tabular_mdp(
+        transition, reward, policy, terminal
+    )
     num_states = transition.shape[0]
     termination = _check_termination(termination, num_states)
     gamma = check_unit_interval(gamma, "gamma")
 
     live = ~terminal
-    stops = np.where(terminal, 1.0, termination)  # an option always ends with the episode
+    stops = np.where(
+        terminal, 1.0, termination
+    )  # an option always ends with the episode
     step = np.einsum("sa,sat->st", policy, transition)  # P_o
-    step_reward = np.einsum("sa,sat,sat->s", policy, transition, reward)  # r_o
-    step[terminal] = 0.0  # no option starts in (or continues from) a terminal state
+    step_reward = np.einsum(
+        "sa,sat,sat->s", policy, transition, reward
+    )  # r_o
+    step[terminal] = (
+        0.0  # no option starts in (or continues from) a terminal state
+    )
     step_reward[terminal] = 0.0
     continuing = gamma * step * (1.0 - stops)[None, :]  # γ P_o (I - B)
     _check_option_ends(continuing, live, gamma)
 
     system = np.eye(num_states) - continuing
     option_reward = np.linalg.solve(system, step_reward)
-    option_transition = np.linalg.solve(system, gamma * step * stops[None, :])
+    option_transition = np.linalg.solve(
+        system, gamma * step * stops[None, :]
+    )
     return option_reward, option_transition
 
 
@@ -577,11 +626,14 @@ def option_segments(
     """
     rewards = as_float_array(rewards, "rewards", ndim=1)
     if rewards.size == 0:
-        raise ValueError("rewards must have at least one step; got shape (0,)")
+        raise ValueError(
+            "rewards must have at least one step; got shape (0,)"
+        )
     option_starts = check_mask(option_starts, "option_starts", rewards.shape)
     if not option_starts[0]:
         raise ValueError(
-            "option_starts must be True at step 0 (the first step belongs to an option); got False"
+            "option_starts must be True at step 0 (the first step belongs "
+            "to an option); got False"
         )
     gamma = check_unit_interval(gamma, "gamma")
 
@@ -590,12 +642,16 @@ def option_segments(
     # Discount each reward from the start of its own option, then add them up per option.
     owner = np.cumsum(option_starts) - 1
     offset = np.arange(rewards.size) - starts[owner]
-    option_rewards = np.bincount(owner, weights=gamma**offset * rewards, minlength=starts.size)
+    option_rewards = np.bincount(
+        owner, weights=gamma**offset * rewards, minlength=starts.size
+    )
     return option_rewards, durations
 
 
 @finite_output()
-def option_returns(option_rewards: ArrayLike, durations: ArrayLike, gamma: float) -> np.ndarray:
+def option_returns(
+    option_rewards: ArrayLike, durations: ArrayLike, gamma: float
+) -> np.ndarray:
     """The manager's returns in a semi-Markov decision process: one per option.
 
         G_k = r̄_k + γ^{τ_k} G_{k+1},    G_K = 0,
@@ -645,7 +701,9 @@ def option_returns(option_rewards: ArrayLike, durations: ArrayLike, gamma: float
     >>> option_returns([1.5, 1.0], durations=[3, 1], gamma=0.5)
     array([1.625, 1.   ])
     """
-    option_rewards = as_float_array(option_rewards, "option_rewards", min_ndim=1)
+    option_rewards = as_float_array(
+        option_rewards, "option_rewards", min_ndim=1
+    )
     durations = _check_durations(durations, option_rewards.shape)
     gamma = check_unit_interval(gamma, "gamma")
 
@@ -661,8 +719,8 @@ def _check_reward_table(reward: Any) -> np.ndarray:
     num_states, num_actions, next_states = reward.shape
     if num_states < 1 or num_actions < 1 or next_states != num_states:
         raise ValueError(
-            "reward must have shape (S, A, S) with S, A >= 1, reward[s, a, s'] = R(s, a, s'); "
-            f"got shape {reward.shape}"
+            "reward must have shape (S, A, S) with S, A >= 1, reward[s, a, "
+            f"s'] = R(s, a, s'); got shape {reward.shape}"
         )
     return reward
 
@@ -670,18 +728,25 @@ def _check_reward_table(reward: Any) -> np.ndarray:
 def _check_termination(termination: Any, num_states: int) -> np.ndarray:
     """One stopping probability in [0, 1] per state."""
     termination = as_float_array(termination, "termination", ndim=1)
-    check_shape(termination, "termination", (num_states,), "one probability per state")
+    check_shape(
+        termination,
+        "termination",
+        (num_states,),
+        "one probability per state",
+    )
     outside = (termination < 0.0) | (termination > 1.0)
     if outside.any():
         state = int(np.flatnonzero(outside)[0])
         raise ValueError(
-            f"termination must be probabilities in [0, 1]; got {float(termination[state])!r} "
-            f"at index ({state},)"
+            "termination must be probabilities in [0, 1]; got "
+            f"{float(termination[state])!r} at index ({state},)"
         )
     return termination
 
 
-def _check_option_ends(continuing: np.ndarray, live: np.ndarray, gamma: float) -> None:
+def _check_option_ends(
+    continuing: np.ndarray, live: np.ndarray, gamma: float
+) -> None:
     """The option's equations (I - γ P_o (I - B)) x = b have a finite solution.
 
     With the tolerances of the Bellman solves (:mod:`rlfound._validation.limits`): a row of
@@ -696,8 +761,9 @@ def _check_option_ends(continuing: np.ndarray, live: np.ndarray, gamma: float) -
     if over.any():
         state = int(np.flatnonzero(over)[0])
         raise ValueError(
-            f"transition must satisfy gamma * (row sum) <= 1 (within {ROW_SUM_TOLERANCE:g}) "
-            f"for the option to have finite values; got {float(totals[state])!r} in state {state}"
+            "transition must satisfy gamma * (row sum) <= 1 (within "
+            f"{ROW_SUM_TOLERANCE:g}) for the option to have finite values; "
+            f"got {float(totals[state])!r} in state {state}"
         )
     ends = ~live | (totals < 1.0 - ROW_SUM_TOLERANCE)
     moves = continuing > SUPPORT_TOLERANCE
@@ -709,10 +775,14 @@ def _check_option_ends(continuing: np.ndarray, live: np.ndarray, gamma: float) -
     forever = live & ~ends
     if forever.any():
         state = int(np.flatnonzero(forever)[0])
-        when = "when gamma = 1" if gamma == 1.0 else f"when gamma = {gamma!r} (within 1e-12 of 1)"
+        when = (
+            "when gamma = 1"
+            if gamma == 1.0
+            else f"when gamma = {gamma!r} (within 1e-12 of 1)"
+        )
         raise ValueError(
-            f"termination must let the option stop with probability 1 {when}; got an "
-            f"option that can run forever from state {state}"
+            "termination must let the option stop with probability 1 "
+            f"{when}; got an option that can run forever from state {state}"
         )
 
 
@@ -721,10 +791,13 @@ def _check_durations(durations: Any, shape: tuple[int, ...]) -> np.ndarray:
     array = as_array(durations, "durations")
     if array.shape != shape:
         raise ValueError(
-            f"durations must have the shape of option_rewards, {shape}; got shape {array.shape}"
+            f"durations must have the shape of option_rewards, {shape}; got "
+            f"shape {array.shape}"
         )
     if array.dtype.kind not in "iuf":
-        raise ValueError(f"durations must be integers >= 1; got dtype {array.dtype}")
+        raise ValueError(
+            f"durations must be integers >= 1; got dtype {array.dtype}"
+        )
     bad = ~np.isfinite(array) | (array != np.round(array)) | (array < 1)
     raise_first(bad, "durations must be integers >= 1", values=array)
     return array.astype(np.float64)

@@ -72,7 +72,9 @@ def _p_log_p(log_probs: np.ndarray) -> np.ndarray:
     """π log π entry by entry from log π, with 0 log 0 = 0 (also where log π is -inf)."""
     probs = np.exp(log_probs)
     # Multiplying only where π > 0 keeps an underflowed 0 * (-inf) from becoming NaN.
-    return np.multiply(probs, log_probs, out=np.zeros_like(log_probs), where=probs > 0.0)
+    return np.multiply(
+        probs, log_probs, out=np.zeros_like(log_probs), where=probs > 0.0
+    )
 
 
 def _check_token_logits(logits: ArrayLike, mask: ArrayLike | None):
@@ -82,16 +84,24 @@ def _check_token_logits(logits: ArrayLike, mask: ArrayLike | None):
     return logits, mask
 
 
-def _empirical_distribution(labels: np.ndarray, num_labels: int) -> np.ndarray:
+def _empirical_distribution(
+    labels: np.ndarray, num_labels: int
+) -> np.ndarray:
     """Counts of each label in [0, num_labels) along the last axis: shape (..., num_labels)."""
-    return (labels[..., None] == np.arange(num_labels)).sum(axis=-2).astype(np.float64)
+    return (
+        (labels[..., None] == np.arange(num_labels))
+        .sum(axis=-2)
+        .astype(np.float64)
+    )
 
 
 # --- entropy of one categorical distribution -------------------------------------------------
 
 
 @finite_output()
-def categorical_entropy(logits: ArrayLike, axis: int = -1) -> np.ndarray | float:
+def categorical_entropy(
+    logits: ArrayLike, axis: int = -1
+) -> np.ndarray | float:
     """Entropy of a softmax distribution, in nats, computed from the logits.
 
         H(π) = -Σ_a π(a) log π(a),    π = softmax(θ).
@@ -189,7 +199,8 @@ def entropy_logit_gradient(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     log_probs = _log_softmax(logits, axis)
     p_log_p = _p_log_p(log_probs)
     entropy = -np.sum(p_log_p, axis=axis, keepdims=True)
-    # -π (log π + H) = -(π log π) - π H, written so that π = 0 gives exactly 0.
+    # -π (log π + H) = -(π log π) - π H, written so that π = 0 gives exactly
+    # 0.
     return -p_log_p - np.exp(log_probs) * entropy + 0.0
 
 
@@ -236,7 +247,9 @@ def distribution_entropy(probs: ArrayLike) -> np.ndarray | float:
     probs = check_distribution(probs, "probs")
 
     positive = probs > 0.0
-    terms = np.multiply(probs, np.log(probs, where=positive, out=np.zeros_like(probs)))
+    terms = np.multiply(
+        probs, np.log(probs, where=positive, out=np.zeros_like(probs))
+    )
     return float_or_array(-np.sum(terms, axis=-1) + 0.0)
 
 
@@ -244,10 +257,13 @@ def distribution_entropy(probs: ArrayLike) -> np.ndarray | float:
 
 
 @finite_output()
-def token_entropies(logits: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray:
+def token_entropies(
+    logits: ArrayLike, mask: ArrayLike | None = None
+) -> np.ndarray:
     """Entropy of the next-token distribution at every position of a batch of sequences.
 
-        H_j = H(π(· | x_<j)) = -Σ_v π(v | x_<j) log π(v | x_<j),    0 where m_j = 0.
+        H_j = H(π(· | x_<j)) = -Σ_v π(v | x_<j) log π(v | x_<j),
+        0 where m_j = 0.
 
     ``logits[..., j, :]`` are the logits the model produced *given the prefix* x_<j (the shift
     by one is the caller's job, as in :func:`rlfound.tokens.token_logprobs`). The entropy of a
@@ -290,12 +306,15 @@ def token_entropies(logits: ArrayLike, mask: ArrayLike | None = None) -> np.ndar
     logits, mask = _check_token_logits(logits, mask)
 
     per_position = -np.sum(_p_log_p(_log_softmax(logits, -1)), axis=-1)
-    # where(), not a product: a masked position must give 0 whatever its logits are.
+    # where(), not a product: a masked position must give 0 whatever its
+    # logits are.
     return np.where(mask, per_position, 0.0) + 0.0
 
 
 @finite_output()
-def mean_token_entropy(logits: ArrayLike, mask: ArrayLike | None = None) -> float:
+def mean_token_entropy(
+    logits: ArrayLike, mask: ArrayLike | None = None
+) -> float:
     """Mean entropy over the valid positions of a batch: the "entropy" a trainer logs.
 
         H̄ = Σ_ij m_ij H_ij / Σ_ij m_ij,
@@ -340,13 +359,18 @@ def mean_token_entropy(logits: ArrayLike, mask: ArrayLike | None = None) -> floa
     """
     logits, mask = _check_token_logits(logits, mask)
     if not mask.any():
-        raise ValueError(f"mask must select at least one position; got none of shape {mask.shape}")
+        raise ValueError(
+            "mask must select at least one position; got none of shape "
+            f"{mask.shape}"
+        )
 
     return float(token_entropies(logits, mask).sum() / mask.sum())
 
 
 @finite_output()
-def sampled_token_entropy(logprobs: ArrayLike, mask: ArrayLike | None = None) -> float:
+def sampled_token_entropy(
+    logprobs: ArrayLike, mask: ArrayLike | None = None
+) -> float:
     """Estimate of the mean token entropy from the log-probabilities of the sampled tokens.
 
         Ĥ = Σ_ij m_ij (-log π(x_ij | x_i,<j)) / Σ_ij m_ij.
@@ -396,7 +420,10 @@ def sampled_token_entropy(logprobs: ArrayLike, mask: ArrayLike | None = None) ->
     logprobs = check_logprobs(logprobs, "logprobs")
     mask = check_optional_mask(mask, "mask", logprobs.shape)
     if not mask.any():
-        raise ValueError(f"mask must select at least one position; got none of shape {mask.shape}")
+        raise ValueError(
+            "mask must select at least one position; got none of shape "
+            f"{mask.shape}"
+        )
 
     return float(-np.where(mask, logprobs, 0.0).sum() / mask.sum()) + 0.0
 
@@ -408,7 +435,8 @@ def sampled_token_entropy(logprobs: ArrayLike, mask: ArrayLike | None = None) ->
 def constrained_probs(logits: ArrayLike, allowed: ArrayLike) -> np.ndarray:
     """Next-token distribution under constrained decoding: disallowed tokens removed, renormalized.
 
-        π_c(v) = π(v) 1[v allowed] / Σ_{u allowed} π(u) = exp(θ_v - logsumexp_{u allowed} θ_u).
+        π_c(v) = π(v) 1[v allowed] / Σ_{u allowed} π(u)
+               = exp(θ_v - logsumexp_{u allowed} θ_u).
 
     A grammar, a tool schema or a regular expression marks at every position the tokens that
     keep the output valid; the decoder samples from π restricted to them. Computed with a
@@ -448,11 +476,22 @@ def constrained_probs(logits: ArrayLike, allowed: ArrayLike) -> np.ndarray:
     logits = check_logits(logits)
     allowed = check_mask(allowed, "allowed", logits.shape)
     empty = ~allowed.any(axis=-1)
-    raise_first(empty, "allowed must allow at least one token per distribution", got="none")
+    raise_first(
+        empty,
+        "allowed must allow at least one token per distribution",
+        got="none",
+    )
 
-    restricted = np.where(allowed, logits, -np.inf)  # log 0 for the disallowed tokens
-    with np.errstate(over="ignore"):  # allowed logits ~1.8e308 apart: the small one gets 0
-        return np.exp(restricted - special.logsumexp(restricted, axis=-1, keepdims=True))
+    restricted = np.where(
+        allowed, logits, -np.inf
+    )  # log 0 for the disallowed tokens
+    with np.errstate(
+        over="ignore"
+    ):  # allowed logits ~1.8e308 apart: the small one gets 0
+        return np.exp(
+            restricted
+            - special.logsumexp(restricted, axis=-1, keepdims=True)
+        )
 
 
 # --- diversity of a group of rollouts -----------------------------------------------------------
@@ -513,24 +552,42 @@ def action_entropy(
     """
     num_actions = check_positive_int(num_actions, "num_actions")
     unparsed = check_choice(unparsed, "unparsed", UNPARSED)
-    actions = check_indices(actions, "actions", num_actions, min_ndim=1, minimum=-1)
-    check_last_axis(actions, "actions", 1, "rollout per group on the last axis")
+    actions = check_indices(
+        actions, "actions", num_actions, min_ndim=1, minimum=-1
+    )
+    check_last_axis(
+        actions, "actions", 1, "rollout per group on the last axis"
+    )
     groups = actions.size // actions.shape[-1]
-    check_size(groups * (num_actions + 1), "num_actions", MAX_ARRAY_ENTRIES, "count entries")
+    check_size(
+        groups * (num_actions + 1),
+        "num_actions",
+        MAX_ARRAY_ENTRIES,
+        "count entries",
+    )
 
     if unparsed == "category":
         actions = np.where(actions < 0, num_actions, actions)
         num_actions += 1
-    counts = _empirical_distribution(actions, num_actions)  # -1 matches no column: excluded
+    counts = _empirical_distribution(
+        actions, num_actions
+    )  # -1 matches no column: excluded
     totals = counts.sum(axis=-1, keepdims=True)
-    probs = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
-    terms = np.multiply(probs, np.log(probs, where=probs > 0, out=np.zeros_like(probs)))
+    probs = np.divide(
+        counts, totals, out=np.zeros_like(counts), where=totals > 0
+    )
+    terms = np.multiply(
+        probs, np.log(probs, where=probs > 0, out=np.zeros_like(probs))
+    )
     return float_or_array(-terms.sum(axis=-1) + 0.0)
 
 
 @finite_output()
 def unique_successful_strategies(
-    strategies: ArrayLike, rewards: ArrayLike, num_strategies: int, threshold: float = 1.0
+    strategies: ArrayLike,
+    rewards: ArrayLike,
+    num_strategies: int,
+    threshold: float = 1.0,
 ) -> np.ndarray | float:
     """Number of distinct strategies among the successful rollouts of each group.
 
@@ -582,11 +639,20 @@ def unique_successful_strategies(
         "strategies",
     )
     strategies = check_indices(
-        strategies, "strategies", num_strategies, min_ndim=1, minimum=-1, kind="strategy"
+        strategies,
+        "strategies",
+        num_strategies,
+        min_ndim=1,
+        minimum=-1,
+        kind="strategy",
     )
-    check_last_axis(strategies, "strategies", 1, "rollout per group on the last axis")
+    check_last_axis(
+        strategies, "strategies", 1, "rollout per group on the last axis"
+    )
     rewards = as_float_array(rewards, "rewards")
-    check_shape(rewards, "rewards", strategies.shape, "the shape of strategies")
+    check_shape(
+        rewards, "rewards", strategies.shape, "the shape of strategies"
+    )
     threshold = _finite_real(threshold, "threshold")
 
     successful = np.where(rewards >= threshold, strategies, -1)
@@ -595,7 +661,9 @@ def unique_successful_strategies(
 
 
 @finite_output()
-def group_reward_variance(rewards: ArrayLike, ddof: int = 0) -> np.ndarray | float:
+def group_reward_variance(
+    rewards: ArrayLike, ddof: int = 0
+) -> np.ndarray | float:
     """Variance of the rewards within each group of rollouts.
 
         Var(R) = Σ_i (R_i - R̄)² / (N - ddof),    R̄ = (1/N) Σ_i R_i.
@@ -640,12 +708,15 @@ def group_reward_variance(rewards: ArrayLike, ddof: int = 0) -> np.ndarray | flo
     array([0., 1.])
     """
     rewards = as_float_array(rewards, "rewards", min_ndim=1)
-    check_last_axis(rewards, "rewards", 1, "member per group on the last axis")
+    check_last_axis(
+        rewards, "rewards", 1, "member per group on the last axis"
+    )
     ddof = check_nonnegative_int(ddof, "ddof")
     size = rewards.shape[-1]
     if ddof >= size:
         raise ValueError(
-            f"ddof must be smaller than the number of rewards per group ({size}); got {ddof}"
+            "ddof must be smaller than the number of rewards per group "
+            f"({size}); got {ddof}"
         )
 
     centered = rewards - rewards.mean(axis=-1, keepdims=True)

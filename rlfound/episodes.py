@@ -76,7 +76,9 @@ class Episodes:
         return len(self.weights)
 
 
-def _sample_rows(rng: np.random.Generator, probabilities: np.ndarray) -> np.ndarray:
+def _sample_rows(
+    rng: np.random.Generator, probabilities: np.ndarray
+) -> np.ndarray:
     """One index per row of ``probabilities`` (n, K), by inverting each row's CDF.
 
     Index k is drawn when cdf[k-1] <= u < cdf[k], which needs p[k] > 0, so an action or
@@ -86,7 +88,11 @@ def _sample_rows(rng: np.random.Generator, probabilities: np.ndarray) -> np.ndar
     uniforms = rng.random(probabilities.shape[0])
     cdf = np.cumsum(probabilities, axis=1)
     index = (cdf <= uniforms[:, None]).sum(axis=1)
-    last_positive = probabilities.shape[1] - 1 - np.argmax(probabilities[:, ::-1] > 0.0, axis=1)
+    last_positive = (
+        probabilities.shape[1]
+        - 1
+        - np.argmax(probabilities[:, ::-1] > 0.0, axis=1)
+    )
     return np.minimum(index, last_positive)
 
 
@@ -155,7 +161,9 @@ def sample_episodes(
     >>> batch.terminated, batch.truncated, batch.weights
     (array([[ True, False]]), array([[False, False]]), array([1.]))
     """
-    transition, reward, policy, terminal = check_tabular_mdp(transition, reward, policy, terminal)
+    transition, reward, policy, terminal = check_tabular_mdp(
+        transition, reward, policy, terminal
+    )
     initial = check_initial(initial, transition.shape[0])
     horizon = check_positive_int(horizon, "horizon")
     num_episodes = check_positive_int(num_episodes, "num_episodes")
@@ -173,7 +181,9 @@ def sample_episodes(
     terminated = np.zeros((num_episodes, horizon), dtype=bool)
     truncated = np.zeros((num_episodes, horizon), dtype=bool)
 
-    states[:, 0] = _sample_rows(rng, np.broadcast_to(initial, (num_episodes, initial.size)))
+    states[:, 0] = _sample_rows(
+        rng, np.broadcast_to(initial, (num_episodes, initial.size))
+    )
     running = ~terminal[states[:, 0]]
     for t in range(horizon):
         states[:, t + 1] = states[:, t]
@@ -250,7 +260,9 @@ def enumerate_episodes(
     (array([[ 0, -1, -1],
            [ 1, -1, -1]]), array([0., 1.]), array([0.5, 0.5]))
     """
-    transition, reward, policy, terminal = check_tabular_mdp(transition, reward, policy, terminal)
+    transition, reward, policy, terminal = check_tabular_mdp(
+        transition, reward, policy, terminal
+    )
     initial = check_initial(initial, transition.shape[0])
     horizon = check_positive_int(horizon, "horizon")
 
@@ -258,8 +270,17 @@ def enumerate_episodes(
     # episodes from s with the remaining steps, capped just above the limit (so the counts
     # stay small), so a hopeless request fails at once instead of filling memory. Every
     # episode is a row of horizon + 1 states, so the horizon alone bounds the array first.
-    check_size(horizon + 1, "horizon", MAX_ARRAY_ENTRIES, "entries per episode (horizon + 1)")
-    branches = ((policy[:, :, None] > 0.0) & (transition > 0.0)).sum(axis=1).astype(np.int64)
+    check_size(
+        horizon + 1,
+        "horizon",
+        MAX_ARRAY_ENTRIES,
+        "entries per episode (horizon + 1)",
+    )
+    branches = (
+        ((policy[:, :, None] > 0.0) & (transition > 0.0))
+        .sum(axis=1)
+        .astype(np.int64)
+    )
     cap = MAX_ENUMERATION + 1
     count = np.ones(transition.shape[0], dtype=np.int64)
     for _ in range(horizon):
@@ -269,7 +290,9 @@ def enumerate_episodes(
         count = grown
     total = min(int(count[initial > 0.0].sum()), cap)
     shown = f"more than {MAX_ENUMERATION}" if total == cap else str(total)
-    check_enumeration_size(total, "horizon", f"horizon {horizon} with {shown} episodes")
+    check_enumeration_size(
+        total, "horizon", f"horizon {horizon} with {shown} episodes"
+    )
     check_size(
         total * (horizon + 1),
         "horizon",
@@ -278,7 +301,10 @@ def enumerate_episodes(
     )
 
     # Grow all partial episodes one step at a time (no recursion, so long horizons are fine).
-    partial = [((int(s),), (), (), float(initial[s])) for s in np.flatnonzero(initial > 0.0)]
+    partial = [
+        ((int(s),), (), (), float(initial[s]))
+        for s in np.flatnonzero(initial > 0.0)
+    ]
     for _ in range(horizon):
         if all(terminal[states[-1]] for states, *_ in partial):
             break  # every episode has ended; the padding fills the remaining steps
@@ -289,12 +315,17 @@ def enumerate_episodes(
                 grown.append((states, actions, rewards, probability))
                 continue
             for action in np.flatnonzero(policy[state] > 0.0):
-                for following in np.flatnonzero(transition[state, action] > 0.0):
+                for following in np.flatnonzero(
+                    transition[state, action] > 0.0
+                ):
                     grown.append(
                         (
                             (*states, int(following)),
                             (*actions, int(action)),
-                            (*rewards, float(reward[state, action, following])),
+                            (
+                                *rewards,
+                                float(reward[state, action, following]),
+                            ),
                             probability
                             * float(policy[state, action])
                             * float(transition[state, action, following]),
@@ -304,7 +335,9 @@ def enumerate_episodes(
     return _padded(partial, horizon, terminal)
 
 
-def _padded(partial: list[tuple], horizon: int, terminal: np.ndarray) -> Episodes:
+def _padded(
+    partial: list[tuple], horizon: int, terminal: np.ndarray
+) -> Episodes:
     """Episodes of different lengths, as tuples, padded into the arrays of :class:`Episodes`."""
     count = len(partial)
     states = np.zeros((count, horizon + 1), dtype=np.int64)
@@ -314,11 +347,15 @@ def _padded(partial: list[tuple], horizon: int, terminal: np.ndarray) -> Episode
     for i, (visited, chosen, earned, probability) in enumerate(partial):
         length = len(chosen)
         states[i, : length + 1] = visited
-        states[i, length + 1 :] = visited[-1]  # a finished episode stays where it ended
+        states[i, length + 1 :] = visited[
+            -1
+        ]  # a finished episode stays where it ended
         actions[i, :length] = chosen
         rewards[i, :length] = earned
         weights[i] = probability
     terminated = (actions >= 0) & terminal[states[:, 1:]]
     truncated = np.zeros_like(terminated)
-    truncated[:, -1] = ~terminal[states[:, -1]]  # still running after H steps: cut
+    truncated[:, -1] = ~terminal[
+        states[:, -1]
+    ]  # still running after H steps: cut
     return Episodes(states, actions, rewards, terminated, truncated, weights)

@@ -22,7 +22,12 @@ from rlfound._validation import (
     finite_output,
 )
 
-__all__ = ["GradientCheck", "check_gradient", "numerical_gradient", "relative_error"]
+__all__ = [
+    "GradientCheck",
+    "check_gradient",
+    "numerical_gradient",
+    "relative_error",
+]
 
 
 class GradientCheck(NamedTuple):
@@ -53,7 +58,9 @@ class GradientCheck(NamedTuple):
     analytic: np.ndarray
 
 
-def _scalar_value(f: Callable[[np.ndarray], Any], point: np.ndarray) -> float:
+def _scalar_value(
+    f: Callable[[np.ndarray], Any], point: np.ndarray
+) -> float:
     """f(point) as a Python float, insisting on a finite real scalar."""
     value = np.asarray(f(point))
     if value.ndim != 0 or value.dtype.kind not in "iuf":
@@ -62,7 +69,9 @@ def _scalar_value(f: Callable[[np.ndarray], Any], point: np.ndarray) -> float:
         )
     value = float(value)
     if not np.isfinite(value):
-        raise ValueError(f"f must return finite values; got {value!r} near x = {point!r}")
+        raise ValueError(
+            f"f must return finite values; got {value!r} near x = {point!r}"
+        )
     return value
 
 
@@ -125,12 +134,16 @@ def numerical_gradient(
                 f"eps must be large enough to change x (x + eps != x - eps); got eps = {eps!r}"
                 f" and x = {float(x[index])!r}{f' at index {index}' if index else ''}"
             )
-        gradient[index] = (_scalar_value(f, forward) - _scalar_value(f, backward)) / (2 * eps)
+        gradient[index] = (
+            _scalar_value(f, forward) - _scalar_value(f, backward)
+        ) / (2 * eps)
     return gradient
 
 
 @finite_output()
-def relative_error(a: ArrayLike, b: ArrayLike, floor: float = 1e-8) -> np.ndarray:
+def relative_error(
+    a: ArrayLike, b: ArrayLike, floor: float = 1e-8
+) -> np.ndarray:
     """Elementwise relative difference between two arrays of the same shape.
 
         err_i = |a_i - b_i| / max(|a_i|, |b_i|, floor).
@@ -166,7 +179,9 @@ def relative_error(a: ArrayLike, b: ArrayLike, floor: float = 1e-8) -> np.ndarra
     check_shape(b, "b", a.shape, "the shape of a")
     floor = check_positive_real(floor, "floor")
 
-    return np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), floor)
+    return np.abs(a - b) / np.maximum(
+        np.maximum(np.abs(a), np.abs(b)), floor
+    )
 
 
 @finite_output()
@@ -226,17 +241,23 @@ def check_gradient(
     """
     x = as_float_array(x, "x")
     if x.size == 0:
-        raise ValueError(f"x must have at least one entry; got shape {x.shape}")
+        raise ValueError(
+            f"x must have at least one entry; got shape {x.shape}"
+        )
     rtol = check_nonnegative_real(rtol, "rtol")
     atol = check_nonnegative_real(atol, "atol")
-    analytic = as_float_array(grad(x.copy()) if callable(grad) else grad, "grad")
+    analytic = as_float_array(
+        grad(x.copy()) if callable(grad) else grad, "grad"
+    )
     check_shape(analytic, "grad", x.shape, "the shape of x")
 
     numerical = numerical_gradient(f, x, eps)
     abs_error = np.abs(analytic - numerical)
     # Margin by which each entry exceeds its tolerance; positive means it fails.
     excess = abs_error - (atol + rtol * np.abs(numerical))
-    worst_index = tuple(int(i) for i in np.unravel_index(np.argmax(excess), x.shape))
+    worst_index = tuple(
+        int(i) for i in np.unravel_index(np.argmax(excess), x.shape)
+    )
     return GradientCheck(
         passed=bool(np.all(excess <= 0.0)),
         max_abs_error=float(abs_error.max()),

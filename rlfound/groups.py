@@ -51,7 +51,8 @@ SCALES = ("group", "batch", None)
 def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
     """Leave-one-out (RLOO) advantages: each reward minus the mean of the others in its group.
 
-        A_i = R_i - (1 / (N - 1)) Σ_{k≠i} R_k = (N / (N - 1)) (R_i - mean(R)).
+        A_i = R_i - (1 / (N - 1)) Σ_{k≠i} R_k
+            = (N / (N - 1)) (R_i - mean(R)).
 
     The baseline of sample i uses only the other samples, which are independent of a_i, so
     E[A_i ∇ log π(a_i)] is exactly the policy gradient: the baseline costs no bias. The
@@ -105,10 +106,14 @@ def leave_one_out_advantages(rewards: ArrayLike) -> np.ndarray:
     array([ 0.66666667, -0.66666667, -0.66666667,  0.66666667])
     """
     rewards = as_float_array(rewards, "rewards", min_ndim=1)
-    check_last_axis(rewards, "rewards", 2, "members per group on the last axis")
+    check_last_axis(
+        rewards, "rewards", 2, "members per group on the last axis"
+    )
 
     size = rewards.shape[-1]
-    others_mean = (rewards.sum(axis=-1, keepdims=True) - rewards) / (size - 1)
+    others_mean = (rewards.sum(axis=-1, keepdims=True) - rewards) / (
+        size - 1
+    )
     return rewards - others_mean
 
 
@@ -122,8 +127,8 @@ def group_normalized_advantages(
 ) -> np.ndarray:
     """Group-normalized advantages (GRPO, Dr. GRPO and their variants).
 
-        A_i = (R_i - mean) / (std + eps)      scale = "group" (GRPO) or "batch"
-        A_i =  R_i - mean                     scale = None (Dr. GRPO)
+        A_i = (R_i - mean) / (std + eps)    scale = "group" (GRPO) or "batch"
+        A_i =  R_i - mean                   scale = None (Dr. GRPO)
 
     The mean is that of sample i's group: of all N members when ``include_self`` is True,
     of the other N - 1 when it is False. The std is that of the same members
@@ -241,15 +246,22 @@ def group_normalized_advantages(
     )
     members = rewards.shape[-1] if include_self else rewards.shape[-1] - 1
 
-    # Over an exact power of two c, rewards near ±1e308 sum and square without overflow.
-    scaled, power = _scaled_by_power_of_two(rewards, per_group=scale != "batch")
+    # Over an exact power of two c, rewards near ±1e308 sum and square
+    # without overflow.
+    scaled, power = _scaled_by_power_of_two(
+        rewards, per_group=scale != "batch"
+    )
     centered = _deviations_from_mean(scaled, include_self)  # R_i - mean
     if scale is None:
         return centered * power
     if scale == "group":
-        std = np.sqrt(_group_squares(scaled, include_self) / (members - ddof))
+        std = np.sqrt(
+            _group_squares(scaled, include_self) / (members - ddof)
+        )
     else:  # "batch": one std for every reward of the array
-        std = np.sqrt(((scaled - scaled.mean()) ** 2).sum() / (scaled.size - ddof))
+        std = np.sqrt(
+            ((scaled - scaled.mean()) ** 2).sum() / (scaled.size - ddof)
+        )
     return _divided_by_std_plus_eps(centered, std, eps, power)
 
 
@@ -261,26 +273,32 @@ def _check_normalization(
     scale = _check_scale(scale)
     rewards = as_float_array(rewards, "rewards", min_ndim=1)
     if include_self:
-        check_last_axis(rewards, "rewards", 2, "members per group on the last axis")
+        check_last_axis(
+            rewards, "rewards", 2, "members per group on the last axis"
+        )
     else:
-        check_last_axis(rewards, "rewards", 2, "members per group to leave one out")
+        check_last_axis(
+            rewards, "rewards", 2, "members per group to leave one out"
+        )
     eps = check_nonnegative_real(eps, "eps")
     ddof = check_nonnegative_int(ddof, "ddof")
     members = rewards.shape[-1] if include_self else rewards.shape[-1] - 1
     if scale == "group" and ddof >= members:
         raise ValueError(
-            f"ddof must be smaller than the number of members in each statistic ({members}); "
-            f"got {ddof}"
+            "ddof must be smaller than the number of members in each "
+            f"statistic ({members}); got {ddof}"
         )
     if scale == "batch" and ddof >= rewards.size:
         raise ValueError(
-            f"ddof must be smaller than the number of rewards in the batch ({rewards.size}); "
-            f"got {ddof}"
+            "ddof must be smaller than the number of rewards in the batch "
+            f"({rewards.size}); got {ddof}"
         )
     return rewards, eps, ddof, include_self, scale
 
 
-def _scaled_by_power_of_two(rewards: np.ndarray, per_group: bool) -> tuple[np.ndarray, np.ndarray]:
+def _scaled_by_power_of_two(
+    rewards: np.ndarray, per_group: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """The rewards divided by c, the power of two at the top of their magnitude, and c.
 
     (R - mean) / (std + eps) is unchanged when R, the mean and the std are divided by the
@@ -289,20 +307,26 @@ def _scaled_by_power_of_two(rewards: np.ndarray, per_group: bool) -> tuple[np.nd
     advantages of [1e308, -1e308] are ±1. ``per_group``: one c for each group (last axis),
     else one for the whole array.
     """
-    magnitude = np.abs(rewards).max(axis=-1 if per_group else None, keepdims=True)
+    magnitude = np.abs(rewards).max(
+        axis=-1 if per_group else None, keepdims=True
+    )
     exponent = np.frexp(np.where(magnitude > 0.0, magnitude, 1.0))[1]
     power = np.ldexp(1.0, exponent - 1)
     return rewards / power, power
 
 
-def _deviations_from_mean(rewards: np.ndarray, include_self: bool) -> np.ndarray:
+def _deviations_from_mean(
+    rewards: np.ndarray, include_self: bool
+) -> np.ndarray:
     """R_i minus its group's mean (the others' mean without self), exactly 0 in equal groups.
 
     A group of equal rewards must give exact zeros; rounding in the mean would otherwise
     leave residues of order 1e-17 that a small divisor would blow up.
     """
     constant = np.all(rewards == rewards[..., :1], axis=-1, keepdims=True)
-    return np.where(constant, 0.0, rewards - _group_means(rewards, include_self))
+    return np.where(
+        constant, 0.0, rewards - _group_means(rewards, include_self)
+    )
 
 
 def _divided_by_std_plus_eps(
@@ -324,18 +348,22 @@ def _divided_by_std_plus_eps(
     undefined = (divisor == 0.0) & (centered != 0.0)
     raise_first(
         undefined,
-        "eps must be > 0 when a std is 0 (or underflows to 0) although the sample differs "
-        "from the mean: its advantage would be infinite",
+        "eps must be > 0 when a std is 0 (or underflows to 0) although the "
+        "sample differs from the mean: its advantage would be infinite",
         got="eps = 0.0",
     )
-    return np.divide(centered, divisor, out=np.zeros_like(centered), where=centered != 0.0)
+    return np.divide(
+        centered, divisor, out=np.zeros_like(centered), where=centered != 0.0
+    )
 
 
 def _check_scale(scale: object) -> str | None:
     """``scale`` after checking that it is "group", "batch" or None."""
     if scale is None or (isinstance(scale, str) and scale in SCALES):
         return scale
-    raise ValueError(f"scale must be 'group', 'batch' or None; got {scale!r}")
+    raise ValueError(
+        f"scale must be 'group', 'batch' or None; got {scale!r}"
+    )
 
 
 def _group_means(rewards: np.ndarray, include_self: bool) -> np.ndarray:
@@ -355,7 +383,9 @@ def _group_squares(rewards: np.ndarray, include_self: bool) -> np.ndarray:
     # For each left-out i, the others' squares about their own mean.
     return np.stack(
         [
-            ((np.delete(rewards, i, axis=-1) - means[..., i : i + 1]) ** 2).sum(axis=-1)
+            (
+                (np.delete(rewards, i, axis=-1) - means[..., i : i + 1]) ** 2
+            ).sum(axis=-1)
             for i in range(rewards.shape[-1])
         ],
         axis=-1,
@@ -429,11 +459,18 @@ def enumerate_group_gradient(
     """
     logits = check_logits(logits, ndim=1)
     action_rewards = as_float_array(action_rewards, "action_rewards", ndim=1)
-    check_shape(action_rewards, "action_rewards", logits.shape, "one entry per action")
+    check_shape(
+        action_rewards,
+        "action_rewards",
+        logits.shape,
+        "one entry per action",
+    )
     group_size = check_positive_int(group_size, "group_size")
     count = capped_power(len(logits), group_size)  # exact up to the limit
     check_enumeration_size(
-        count, "group_size", f"K**N = {len(logits)}**{group_size} > {MAX_ENUMERATION}"
+        count,
+        "group_size",
+        f"K**N = {len(logits)}**{group_size} > {MAX_ENUMERATION}",
     )
     advantage_fn = check_callable(advantage_fn, "advantage_fn")
 
@@ -441,27 +478,44 @@ def enumerate_group_gradient(
     expectation = np.zeros(len(logits))
     for group in itertools.product(range(len(logits)), repeat=group_size):
         group = np.array(group)
-        advantages = _call_advantage_fn(advantage_fn, action_rewards[group].copy(), group_size)
+        advantages = _call_advantage_fn(
+            advantage_fn, action_rewards[group].copy(), group_size
+        )
         estimate = advantages @ categorical_score(logits, group) / group_size
-        expectation += np.prod(probs[group]) * estimate  # Pr(a_1, ..., a_N) = Π_i π(a_i)
+        expectation += (
+            np.prod(probs[group]) * estimate
+        )  # Pr(a_1, ..., a_N) = Π_i π(a_i)
     return expectation
 
 
 def _check_moment_arguments(
-    probs: Any, outcome_rewards: Any, scores: Any, group_size: Any, advantage_fn: Any
+    probs: Any,
+    outcome_rewards: Any,
+    scores: Any,
+    group_size: Any,
+    advantage_fn: Any,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, Callable]:
     """The arguments of :func:`group_gradient_moments`, checked; the K**N groups of the
     exact enumeration (K outcomes of positive probability) within the enumeration limit."""
     probs = check_distribution(probs, "probs")
     if probs.ndim != 1:
-        raise ValueError(f"probs must be a 1-D array; got shape {probs.shape}")
-    outcome_rewards = as_float_array(outcome_rewards, "outcome_rewards", ndim=1)
-    check_shape(outcome_rewards, "outcome_rewards", probs.shape, "one entry per outcome")
+        raise ValueError(
+            f"probs must be a 1-D array; got shape {probs.shape}"
+        )
+    outcome_rewards = as_float_array(
+        outcome_rewards, "outcome_rewards", ndim=1
+    )
+    check_shape(
+        outcome_rewards,
+        "outcome_rewards",
+        probs.shape,
+        "one entry per outcome",
+    )
     scores = as_float_array(scores, "scores", min_ndim=1)
     if scores.shape[:1] != probs.shape:
         raise ValueError(
-            f"scores must have one row per outcome, shape ({len(probs)}, ...); "
-            f"got shape {scores.shape}"
+            f"scores must have one row per outcome, shape ({len(probs)}, "
+            f"...); got shape {scores.shape}"
         )
     group_size = check_positive_int(group_size, "group_size")
     support = int(np.count_nonzero(probs > 0.0))
@@ -554,8 +608,10 @@ def group_gradient_moments(
     ...                        leave_one_out_advantages)[0]
     array(0.25)
     """
-    probs, outcome_rewards, scores, group_size, advantage_fn = _check_moment_arguments(
-        probs, outcome_rewards, scores, group_size, advantage_fn
+    probs, outcome_rewards, scores, group_size, advantage_fn = (
+        _check_moment_arguments(
+            probs, outcome_rewards, scores, group_size, advantage_fn
+        )
     )
     support = np.flatnonzero(probs > 0.0)
 
@@ -567,14 +623,20 @@ def group_gradient_moments(
     for group in itertools.product(support, repeat=group_size):
         group = np.array(group)
         probability = np.prod(probs[group])  # independent draws
-        advantages = _call_advantage_fn(advantage_fn, outcome_rewards[group].copy(), group_size)
-        terms = advantages[:, None] * flat[group]  # x_i = A_i ψ(j_i), one row per member
+        advantages = _call_advantage_fn(
+            advantage_fn, outcome_rewards[group].copy(), group_size
+        )
+        terms = (
+            advantages[:, None] * flat[group]
+        )  # x_i = A_i ψ(j_i), one row per member
         estimate = terms.mean(axis=0)
         group_first += probability * estimate
         group_second += probability * float(estimate @ estimate)
         member_first += probability * terms
         member_second += probability * float(np.sum(terms**2))
-    sample_variance = (member_second - float(np.sum(member_first**2))) / group_size
+    sample_variance = (
+        member_second - float(np.sum(member_first**2))
+    ) / group_size
     group_variance = group_second - float(group_first @ group_first)
     # Rounding can leave -1e-17 where the variance is exactly 0.
     return (
@@ -585,19 +647,25 @@ def group_gradient_moments(
 
 
 def _call_advantage_fn(
-    advantage_fn: Callable[[np.ndarray], ArrayLike], rewards: np.ndarray, group_size: int
+    advantage_fn: Callable[[np.ndarray], ArrayLike],
+    rewards: np.ndarray,
+    group_size: int,
 ) -> np.ndarray:
     """advantage_fn(rewards), checked to be N finite numbers."""
     try:
         advantages = np.asarray(advantage_fn(rewards), dtype=np.float64)
-    except Exception as error:  # a broken callable, whatever it raised, is a bad argument
+    except (
+        Exception
+    ) as error:  # a broken callable, whatever it raised, is a bad argument
         raise ValueError(
-            f"advantage_fn must map rewards of shape ({group_size},) to {group_size} numbers; "
-            f"it raised {error!r}"
+            f"advantage_fn must map rewards of shape ({group_size},) to "
+            f"{group_size} numbers; it raised {error!r}"
         ) from error
-    if advantages.shape != (group_size,) or not np.all(np.isfinite(advantages)):
+    if advantages.shape != (group_size,) or not np.all(
+        np.isfinite(advantages)
+    ):
         raise ValueError(
-            f"advantage_fn must return {group_size} finite numbers, shape ({group_size},); "
-            f"got {advantages!r} for rewards {rewards!r}"
+            f"advantage_fn must return {group_size} finite numbers, shape "
+            f"({group_size},); got {advantages!r} for rewards {rewards!r}"
         )
     return advantages

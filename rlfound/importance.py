@@ -61,17 +61,27 @@ def _check_policies(
         as_float_array(target_probs, "target_probs", ndim=1), "target_probs"
     )
     behavior_probs = check_distribution(
-        as_float_array(behavior_probs, "behavior_probs", ndim=1), "behavior_probs"
+        as_float_array(behavior_probs, "behavior_probs", ndim=1),
+        "behavior_probs",
     )
-    check_shape(behavior_probs, "behavior_probs", target_probs.shape, "the actions of target_probs")
+    check_shape(
+        behavior_probs,
+        "behavior_probs",
+        target_probs.shape,
+        "the actions of target_probs",
+    )
     return target_probs, behavior_probs
 
 
-def _check_logged_rewards(rewards: ArrayLike, ratios: np.ndarray) -> np.ndarray:
+def _check_logged_rewards(
+    rewards: ArrayLike, ratios: np.ndarray
+) -> np.ndarray:
     """At least one logged action, and one finite reward for each."""
     check_last_axis(ratios, "actions", 1, "logged action")
     rewards = as_float_array(rewards, "rewards", ndim=1)
-    return check_shape(rewards, "rewards", ratios.shape, "one entry per logged action")
+    return check_shape(
+        rewards, "rewards", ratios.shape, "one entry per logged action"
+    )
 
 
 @finite_output()
@@ -121,17 +131,24 @@ def importance_ratios(
     >>> importance_ratios([0, 1, 1], target_probs=[0.25, 0.75], behavior_probs=[0.8, 0.2])
     array([0.3125, 3.75  , 3.75  ])
     """
-    target_probs, behavior_probs = _check_policies(target_probs, behavior_probs)
+    target_probs, behavior_probs = _check_policies(
+        target_probs, behavior_probs
+    )
     actions = check_indices(actions, "actions", len(target_probs), ndim=1)
     logged = np.isin(np.arange(len(behavior_probs)), actions)
-    check_support(behavior_probs, "behavior_probs", "for every logged action", logged)
+    check_support(
+        behavior_probs, "behavior_probs", "for every logged action", logged
+    )
 
     return target_probs[actions] / behavior_probs[actions]
 
 
 @finite_output()
 def off_policy_value(
-    actions: ArrayLike, rewards: ArrayLike, target_probs: ArrayLike, behavior_probs: ArrayLike
+    actions: ArrayLike,
+    rewards: ArrayLike,
+    target_probs: ArrayLike,
+    behavior_probs: ArrayLike,
 ) -> float:
     """Ordinary importance-sampling estimate of the target policy's expected reward.
 
@@ -186,7 +203,10 @@ def off_policy_value(
 
 @finite_output()
 def weighted_off_policy_value(
-    actions: ArrayLike, rewards: ArrayLike, target_probs: ArrayLike, behavior_probs: ArrayLike
+    actions: ArrayLike,
+    rewards: ArrayLike,
+    target_probs: ArrayLike,
+    behavior_probs: ArrayLike,
 ) -> float:
     """Self-normalized (weighted) importance-sampling estimate of the target's value.
 
@@ -235,8 +255,9 @@ def weighted_off_policy_value(
     rewards = _check_logged_rewards(rewards, ratios)
     if ratios.sum() == 0.0:
         raise ValueError(
-            "target_probs must give positive probability to at least one logged action "
-            "for the self-normalized estimate; got 0 for all of them"
+            "target_probs must give positive probability to at least one "
+            "logged action for the self-normalized estimate; got 0 for all "
+            "of them"
         )
 
     return float(np.sum(ratios * rewards) / np.sum(ratios))
@@ -244,7 +265,9 @@ def weighted_off_policy_value(
 
 @finite_output()
 def importance_sampling_variance(
-    target_probs: ArrayLike, behavior_probs: ArrayLike, action_rewards: ArrayLike
+    target_probs: ArrayLike,
+    behavior_probs: ArrayLike,
+    action_rewards: ArrayLike,
 ) -> float:
     """Exact variance of the one-sample importance-sampling estimate ρ(a) q(a), a ~ μ.
 
@@ -292,14 +315,32 @@ def importance_sampling_variance(
     >>> importance_sampling_variance([0.25, 0.75], [0.25, 0.75], action_rewards=[1.0, 3.0])
     0.75
     """
-    target_probs, behavior_probs = _check_policies(target_probs, behavior_probs)
+    target_probs, behavior_probs = _check_policies(
+        target_probs, behavior_probs
+    )
     action_rewards = as_float_array(action_rewards, "action_rewards", ndim=1)
-    check_shape(action_rewards, "action_rewards", target_probs.shape, "one entry per action")
-    weighted = target_probs * action_rewards  # π(a) q(a), the integrand of the target value
-    check_support(behavior_probs, "behavior_probs", "wherever π(a) q(a) is non-zero", weighted != 0)
-    supported = behavior_probs > SUPPORT_TOLERANCE  # what check_support calls positive
+    check_shape(
+        action_rewards,
+        "action_rewards",
+        target_probs.shape,
+        "one entry per action",
+    )
+    weighted = (
+        target_probs * action_rewards
+    )  # π(a) q(a), the integrand of the target value
+    check_support(
+        behavior_probs,
+        "behavior_probs",
+        "wherever π(a) q(a) is non-zero",
+        weighted != 0,
+    )
+    supported = (
+        behavior_probs > SUPPORT_TOLERANCE
+    )  # what check_support calls positive
 
-    second_moment = np.sum(weighted[supported] ** 2 / behavior_probs[supported])
+    second_moment = np.sum(
+        weighted[supported] ** 2 / behavior_probs[supported]
+    )
     # Rounding can leave a tiny negative number when μ = π and q is constant.
     return float(max(second_moment - weighted.sum() ** 2, 0.0))
 
@@ -355,7 +396,9 @@ def effective_sample_size(weights: ArrayLike) -> float:
 
 @finite_output()
 def token_ratios(
-    logprobs: ArrayLike, old_logprobs: ArrayLike, mask: ArrayLike | None = None
+    logprobs: ArrayLike,
+    old_logprobs: ArrayLike,
+    mask: ArrayLike | None = None,
 ) -> np.ndarray:
     """Per-token importance ratios of sampled tokens, from log-probabilities.
 
@@ -401,7 +444,9 @@ def token_ratios(
     >>> token_ratios(np.log([0.5, 0.2, 0.9]), np.log([0.25, 0.4, 0.1]), mask=[1, 1, 0])
     array([2. , 0.5, 1. ])
     """
-    logprobs, old_logprobs, mask = check_logprob_pair(logprobs, old_logprobs, mask, "old_logprobs")
+    logprobs, old_logprobs, mask = check_logprob_pair(
+        logprobs, old_logprobs, mask, "old_logprobs"
+    )
 
     return np.exp(np.where(mask, logprobs - old_logprobs, 0.0))
 
@@ -462,7 +507,9 @@ def sequence_log_ratio(
     2.080083823051904
     """
     length_normalized = check_bool(length_normalized, "length_normalized")
-    logprobs, old_logprobs, mask = check_logprob_pair(logprobs, old_logprobs, mask, "old_logprobs")
+    logprobs, old_logprobs, mask = check_logprob_pair(
+        logprobs, old_logprobs, mask, "old_logprobs"
+    )
 
     total = np.sum(np.where(mask, logprobs - old_logprobs, 0.0), axis=-1)
     if length_normalized:
@@ -470,8 +517,9 @@ def sequence_log_ratio(
         empty = counts == 0
         if np.any(empty):
             raise ValueError(
-                "mask must select at least one token of every sequence for a length-normalized "
-                f"ratio; got none in sequence {first_index(empty)}"
+                "mask must select at least one token of every sequence for "
+                "a length-normalized ratio; got none in sequence "
+                f"{first_index(empty)}"
             )
         total = total / counts
     return float(total) if total.ndim == 0 else total
@@ -519,7 +567,9 @@ def sequence_ratio(
     >>> sequence_ratio(np.log([[0.5, 0.2], [0.3, 0.3]]), np.log([[0.25, 0.4], [0.3, 0.6]]))
     array([1. , 0.5])
     """
-    return np.exp(sequence_log_ratio(logprobs, old_logprobs, mask, length_normalized))
+    return np.exp(
+        sequence_log_ratio(logprobs, old_logprobs, mask, length_normalized)
+    )
 
 
 @finite_output()
@@ -528,7 +578,8 @@ def sequence_ratio_variance(
 ) -> float:
     """Exact variance of the sequence ratio of L tokens drawn independently from μ.
 
-        Var_μ[Π_{j=1}^{L} ρ(x_j)] = (Σ_a π(a)² / μ(a))^L - 1 = (1 + χ²(π ‖ μ))^L - 1,
+        Var_μ[Π_{j=1}^{L} ρ(x_j)] = (Σ_a π(a)² / μ(a))^L - 1
+                                  = (1 + χ²(π ‖ μ))^L - 1,
 
     for tokens x_1, ..., x_L drawn independently from one behavior distribution μ over K
     tokens, with target π. Each factor has mean 1 and second moment 1 + χ²(π ‖ μ) >= 1, so
@@ -574,15 +625,25 @@ def sequence_ratio_variance(
     >>> sequence_ratio_variance([0.5, 0.5], [0.5, 0.5], length=100)
     0.0
     """
-    target_probs, behavior_probs = _check_policies(target_probs, behavior_probs)
+    target_probs, behavior_probs = _check_policies(
+        target_probs, behavior_probs
+    )
     length = check_nonnegative_int(length, "length")
     check_support(
-        behavior_probs, "behavior_probs", "wherever target_probs is positive", target_probs > 0.0
+        behavior_probs,
+        "behavior_probs",
+        "wherever target_probs is positive",
+        target_probs > 0.0,
     )
-    supported = behavior_probs > SUPPORT_TOLERANCE  # what check_support calls positive
+    supported = (
+        behavior_probs > SUPPORT_TOLERANCE
+    )  # what check_support calls positive
 
-    second_moment = np.sum(target_probs[supported] ** 2 / behavior_probs[supported])
-    # log1p/expm1: for π close to μ the per-token excess χ² is tiny and L may be large.
+    second_moment = np.sum(
+        target_probs[supported] ** 2 / behavior_probs[supported]
+    )
+    # log1p/expm1: for π close to μ the per-token excess χ² is tiny and L may
+    # be large.
     with np.errstate(over="ignore"):
         variance = np.expm1(length * np.log1p(max(second_moment - 1.0, 0.0)))
     return float(variance)
@@ -639,7 +700,10 @@ def truncated_ratios(ratio: ArrayLike, cap: float) -> np.ndarray:
 
 @finite_output()
 def truncated_importance_weights(
-    logprobs: ArrayLike, rollout_logprobs: ArrayLike, cap: float, mask: ArrayLike | None = None
+    logprobs: ArrayLike,
+    rollout_logprobs: ArrayLike,
+    cap: float,
+    mask: ArrayLike | None = None,
 ) -> np.ndarray:
     """Truncated weights that correct the mismatch between an inference engine and the trainer.
 
@@ -703,6 +767,7 @@ def truncated_importance_weights(
     )
     cap = check_positive_real(cap, "cap")
 
-    # min(exp(d), c) = exp(min(d, log c)): the same number without overflowing for large d.
+    # min(exp(d), c) = exp(min(d, log c)): the same number without
+    # overflowing for large d.
     weights = np.exp(np.minimum(logprobs - rollout_logprobs, np.log(cap)))
     return np.where(mask, weights, 1.0)

@@ -91,13 +91,15 @@ def _check_ratio_finite(log_ratio: np.ndarray, name: str, what: str) -> None:
     """Refuse a log-ratio whose exponential overflows float64 (an infinite estimate)."""
     raise_first(
         log_ratio > _MAX_EXP,
-        f"{name} must not make {what} exceed {_MAX_EXP:.2f} (its exponential overflows "
-        "float64 and the estimate would be infinite)",
+        f"{name} must not make {what} exceed {_MAX_EXP:.2f} (its "
+        "exponential overflows float64 and the estimate would be infinite)",
         values=log_ratio,
     )
 
 
-def _estimate_derivative(estimator: str, log_ratio: np.ndarray) -> np.ndarray:
+def _estimate_derivative(
+    estimator: str, log_ratio: np.ndarray
+) -> np.ndarray:
     """dk / d log π(x): 1 for k1, k1(x) for k2, 1 - π_ref / π for k3."""
     if estimator == "k1":
         return np.ones_like(log_ratio)
@@ -110,7 +112,9 @@ def _estimate_derivative(estimator: str, log_ratio: np.ndarray) -> np.ndarray:
 
 
 @finite_output()
-def kl_divergence(probs: ArrayLike, ref_probs: ArrayLike) -> np.ndarray | float:
+def kl_divergence(
+    probs: ArrayLike, ref_probs: ArrayLike
+) -> np.ndarray | float:
     """Exact KL divergence between categorical distributions, from their probabilities.
 
         KL(π ‖ π_ref) = Σ_x π(x) log(π(x) / π_ref(x)),
@@ -160,20 +164,28 @@ def kl_divergence(probs: ArrayLike, ref_probs: ArrayLike) -> np.ndarray | float:
     probs = check_distribution(probs, "probs")
     ref_probs = check_distribution(ref_probs, "ref_probs")
     check_shape(ref_probs, "ref_probs", probs.shape, "the shape of probs")
-    check_support(ref_probs, "ref_probs", "wherever probs is positive", probs > 0.0)
+    check_support(
+        ref_probs, "ref_probs", "wherever probs is positive", probs > 0.0
+    )
 
     mass = probs > 0.0
-    log_ratio = np.log(np.where(mass, probs, 1.0)) - np.log(np.where(mass, ref_probs, 1.0))
+    log_ratio = np.log(np.where(mass, probs, 1.0)) - np.log(
+        np.where(mass, ref_probs, 1.0)
+    )
     total = np.sum(np.where(mass, probs * log_ratio, 0.0), axis=-1)
-    # The sum is >= 0 exactly; rounding can leave -1e-17 for nearly equal distributions.
+    # The sum is >= 0 exactly; rounding can leave -1e-17 for nearly equal
+    # distributions.
     return float_or_array(np.maximum(total, 0.0))
 
 
 @finite_output()
-def kl_divergence_logits(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray | float:
+def kl_divergence_logits(
+    logits: ArrayLike, ref_logits: ArrayLike
+) -> np.ndarray | float:
     """Exact KL divergence between two softmax distributions, computed in log space.
 
-        KL(π ‖ π_ref) = Σ_x π(x) (log_softmax(θ)_x - log_softmax(θ_ref)_x),    π = softmax(θ).
+        KL(π ‖ π_ref) = Σ_x π(x) (log_softmax(θ)_x - log_softmax(θ_ref)_x),
+        π = softmax(θ).
 
     Working with log-softmax keeps every term finite for logits of any finite size (a softmax
     probability that underflows to 0 contributes exactly 0), and the support condition holds
@@ -212,7 +224,9 @@ def kl_divergence_logits(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray
     0.6931471805599453
     """
     logits = check_logits(logits)
-    ref_logits = as_float_array_like(ref_logits, "ref_logits", logits.shape, "logits")
+    ref_logits = as_float_array_like(
+        ref_logits, "ref_logits", logits.shape, "logits"
+    )
 
     log_probs = special.log_softmax(logits, axis=-1)
     ref_log_probs = special.log_softmax(ref_logits, axis=-1)
@@ -221,7 +235,9 @@ def kl_divergence_logits(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray
 
 
 @finite_output()
-def kl_logit_gradient(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray:
+def kl_logit_gradient(
+    logits: ArrayLike, ref_logits: ArrayLike
+) -> np.ndarray:
     """Exact gradient of KL(π ‖ π_ref) with respect to the logits θ of π.
 
         ∂KL/∂θ_x = π(x) (ℓ(x) - Σ_y π(y) ℓ(y)),    ℓ(x) = log π(x) - log π_ref(x),
@@ -260,7 +276,9 @@ def kl_logit_gradient(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray:
     array([ 0.27465307, -0.27465307])
     """
     logits = check_logits(logits)
-    ref_logits = as_float_array_like(ref_logits, "ref_logits", logits.shape, "logits")
+    ref_logits = as_float_array_like(
+        ref_logits, "ref_logits", logits.shape, "logits"
+    )
 
     log_probs = special.log_softmax(logits, axis=-1)
     probs = np.exp(log_probs)
@@ -273,7 +291,11 @@ def kl_logit_gradient(logits: ArrayLike, ref_logits: ArrayLike) -> np.ndarray:
 
 
 @finite_output()
-def k1(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray:
+def k1(
+    logprobs: ArrayLike,
+    ref_logprobs: ArrayLike,
+    mask: ArrayLike | None = None,
+) -> np.ndarray:
     """Schulman's k1: the log-ratio of each sampled token, an unbiased KL estimate.
 
         k1(x) = log π(x) - log π_ref(x).
@@ -330,13 +352,20 @@ def k1(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     >>> k1(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([ 0.69314718, -0.69314718])
     """
-    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
-    # where(), not a product: a masked position gives exactly 0 whatever its log-probabilities.
+    logprobs, ref_logprobs, mask = check_logprob_pair(
+        logprobs, ref_logprobs, mask, "ref_logprobs"
+    )
+    # where(), not a product: a masked position gives exactly 0 whatever its
+    # log-probabilities.
     return np.where(mask, logprobs - ref_logprobs, 0.0)
 
 
 @finite_output()
-def k2(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray:
+def k2(
+    logprobs: ArrayLike,
+    ref_logprobs: ArrayLike,
+    mask: ArrayLike | None = None,
+) -> np.ndarray:
     """Schulman's k2: half the squared log-ratio, a biased but low-variance KL estimate.
 
         k2(x) = ½ (log π(x) - log π_ref(x))².
@@ -380,16 +409,25 @@ def k2(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     >>> k2(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([0.24022651, 0.24022651])
     """
-    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
-    log_ratio = np.where(mask, logprobs - ref_logprobs, 0.0)  # k1, and 0 where masked
+    logprobs, ref_logprobs, mask = check_logprob_pair(
+        logprobs, ref_logprobs, mask, "ref_logprobs"
+    )
+    log_ratio = np.where(
+        mask, logprobs - ref_logprobs, 0.0
+    )  # k1, and 0 where masked
     return 0.5 * log_ratio**2
 
 
 @finite_output()
-def k3(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray:
+def k3(
+    logprobs: ArrayLike,
+    ref_logprobs: ArrayLike,
+    mask: ArrayLike | None = None,
+) -> np.ndarray:
     """Schulman's k3: an unbiased KL estimate that is never negative.
 
-        k3(x) = π_ref(x) / π(x) - 1 - log(π_ref(x) / π(x)) = exp(-k1(x)) - 1 + k1(x).
+        k3(x) = π_ref(x) / π(x) - 1 - log(π_ref(x) / π(x))
+              = exp(-k1(x)) - 1 + k1(x).
 
     For x sampled from π, E[π_ref / π] = Σ_x π_ref(x) = 1 (when π is positive wherever π_ref
     is), so adding the zero-mean term π_ref / π - 1 to k1 keeps the estimate unbiased, and
@@ -454,16 +492,25 @@ def k3(logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = No
     >>> k3(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([0.19314718, 0.30685282])
     """
-    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
-    log_ratio = np.where(mask, logprobs - ref_logprobs, 0.0)  # k1, and 0 where masked
-    _check_ratio_finite(-log_ratio, "ref_logprobs", "ref_logprobs - logprobs")
-    # exp(u) - 1 - u at u = -k1, without cancellation when u is small (0 where masked).
+    logprobs, ref_logprobs, mask = check_logprob_pair(
+        logprobs, ref_logprobs, mask, "ref_logprobs"
+    )
+    log_ratio = np.where(
+        mask, logprobs - ref_logprobs, 0.0
+    )  # k1, and 0 where masked
+    _check_ratio_finite(
+        -log_ratio, "ref_logprobs", "ref_logprobs - logprobs"
+    )
+    # exp(u) - 1 - u at u = -k1, without cancellation when u is small (0
+    # where masked).
     return _exp_minus_one_minus(-log_ratio)
 
 
 @finite_output()
 def k_abs(
-    logprobs: ArrayLike, ref_logprobs: ArrayLike, mask: ArrayLike | None = None
+    logprobs: ArrayLike,
+    ref_logprobs: ArrayLike,
+    mask: ArrayLike | None = None,
 ) -> np.ndarray:
     """The absolute log-ratio |k1| of each sampled token: a KL penalty that is never negative.
 
@@ -512,14 +559,20 @@ def k_abs(
     >>> k_abs(np.log([0.5, 0.5]), np.log([0.25, 1.0]))
     array([0.69314718, 0.69314718])
     """
-    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
+    logprobs, ref_logprobs, mask = check_logprob_pair(
+        logprobs, ref_logprobs, mask, "ref_logprobs"
+    )
     # where(), not a product: a masked position gives exactly 0 whatever its log-probabilities.
     return np.where(mask, np.abs(logprobs - ref_logprobs), 0.0)
 
 
 #: The estimators behind an ``estimator=`` argument, unwrapped from their own overflow guard
 #: (the guard of the function that calls one names that function).
-_ESTIMATES = {"k1": k1.__wrapped__, "k2": k2.__wrapped__, "k3": k3.__wrapped__}
+_ESTIMATES = {
+    "k1": k1.__wrapped__,
+    "k2": k2.__wrapped__,
+    "k3": k3.__wrapped__,
+}
 
 
 @finite_output()
@@ -595,7 +648,9 @@ def sequence_kl(
     """
     estimator = check_choice(estimator, "estimator", ESTIMATORS)
     length_normalized = check_bool(length_normalized, "length_normalized")
-    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
+    logprobs, ref_logprobs, mask = check_logprob_pair(
+        logprobs, ref_logprobs, mask, "ref_logprobs"
+    )
 
     total = _ESTIMATES[estimator](logprobs, ref_logprobs, mask).sum(axis=-1)
     if not length_normalized:
@@ -603,8 +658,8 @@ def sequence_kl(
     counts = mask.sum(axis=-1)
     raise_first(
         counts == 0,
-        "mask must select at least one token of every sequence when length_normalized is "
-        "True (the average of no tokens is undefined)",
+        "mask must select at least one token of every sequence when "
+        "length_normalized is True (the average of no tokens is undefined)",
         got="none",
     )
     return float_or_array(total / counts)
@@ -667,13 +722,21 @@ def importance_weighted_kl(
     array([1.38629436])
     """
     estimator = check_choice(estimator, "estimator", ESTIMATORS)
-    logprobs, ref_logprobs, mask = check_logprob_pair(logprobs, ref_logprobs, mask, "ref_logprobs")
+    logprobs, ref_logprobs, mask = check_logprob_pair(
+        logprobs, ref_logprobs, mask, "ref_logprobs"
+    )
     old_logprobs = check_logprobs(old_logprobs, "old_logprobs")
-    check_shape(old_logprobs, "old_logprobs", logprobs.shape, "the shape of logprobs")
+    check_shape(
+        old_logprobs, "old_logprobs", logprobs.shape, "the shape of logprobs"
+    )
 
     log_weight = np.where(mask, logprobs - old_logprobs, 0.0)
-    _check_ratio_finite(log_weight, "old_logprobs", "logprobs - old_logprobs")
-    weighted = np.exp(log_weight) * _ESTIMATES[estimator](logprobs, ref_logprobs, mask)
+    _check_ratio_finite(
+        log_weight, "old_logprobs", "logprobs - old_logprobs"
+    )
+    weighted = np.exp(log_weight) * _ESTIMATES[estimator](
+        logprobs, ref_logprobs, mask
+    )
     raise_first(
         ~np.isfinite(weighted),
         "old_logprobs must keep the weighted estimates finite",
@@ -684,7 +747,10 @@ def importance_weighted_kl(
 
 @finite_output()
 def estimator_logit_gradient(
-    logits: ArrayLike, actions: ArrayLike, ref_logprobs: ArrayLike, estimator: str = "k3"
+    logits: ArrayLike,
+    actions: ArrayLike,
+    ref_logprobs: ArrayLike,
+    estimator: str = "k3",
 ) -> np.ndarray:
     """Gradient of a per-sample KL estimate, used as a loss, with respect to the policy logits.
 
@@ -737,19 +803,27 @@ def estimator_logit_gradient(
     logits = check_logits(logits)
     actions = check_categories(actions, "actions", logits)
     ref_logprobs = as_float_array(ref_logprobs, "ref_logprobs")
-    check_shape(ref_logprobs, "ref_logprobs", actions.shape, "the shape of actions")
+    check_shape(
+        ref_logprobs, "ref_logprobs", actions.shape, "the shape of actions"
+    )
     raise_first(
-        ref_logprobs > 0.0, "ref_logprobs must be log-probabilities (<= 0)", values=ref_logprobs
+        ref_logprobs > 0.0,
+        "ref_logprobs must be log-probabilities (<= 0)",
+        values=ref_logprobs,
     )
 
     all_logprobs = special.log_softmax(logits, axis=-1)
     if logits.ndim == 1:
         logprobs = all_logprobs[actions]
     else:
-        logprobs = np.take_along_axis(all_logprobs, actions[..., None], axis=-1)[..., 0]
+        logprobs = np.take_along_axis(
+            all_logprobs, actions[..., None], axis=-1
+        )[..., 0]
     log_ratio = logprobs - ref_logprobs
     if estimator == "k3":
-        _check_ratio_finite(-log_ratio, "ref_logprobs", "ref_logprobs - log π(actions)")
+        _check_ratio_finite(
+            -log_ratio, "ref_logprobs", "ref_logprobs - log π(actions)"
+        )
     slope = _estimate_derivative(estimator, log_ratio)
     return slope[..., None] * categorical_score(logits, actions)
 
@@ -769,7 +843,9 @@ def _check_regularized(
     return ref_probs, action_rewards, beta
 
 
-def _tilted_log_normalizer(ref_probs: np.ndarray, action_rewards: np.ndarray, beta: float):
+def _tilted_log_normalizer(
+    ref_probs: np.ndarray, action_rewards: np.ndarray, beta: float
+):
     """log Z = log Σ_x π_ref(x) exp(R(x) / β), stably (categories with π_ref = 0 drop out)."""
     return special.logsumexp(action_rewards / beta, b=ref_probs, axis=-1)
 
@@ -780,7 +856,8 @@ def kl_regularized_optimum(
 ) -> np.ndarray:
     """The distribution that maximizes expected reward minus β times the KL to π_ref.
 
-        π*(x) = π_ref(x) exp(R(x) / β) / Z,    Z = Σ_x π_ref(x) exp(R(x) / β),
+        π*(x) = π_ref(x) exp(R(x) / β) / Z,
+        Z = Σ_x π_ref(x) exp(R(x) / β),
 
     the maximizer of J(π) = Σ_x π(x) R(x) - β KL(π ‖ π_ref) over the simplex. Computed in log
     space (a log-sum-exp for Z), so rewards large compared to β do not overflow. A category
@@ -822,13 +899,17 @@ def kl_regularized_optimum(
     >>> kl_regularized_optimum([0.5, 0.5, 0.0], [0.0, 0.0, 100.0], beta=0.1)
     array([0.5, 0.5, 0. ])
     """
-    ref_probs, action_rewards, beta = _check_regularized(ref_probs, action_rewards, beta)
+    ref_probs, action_rewards, beta = _check_regularized(
+        ref_probs, action_rewards, beta
+    )
 
     log_z = _tilted_log_normalizer(ref_probs, action_rewards, beta)
     support = ref_probs > 0.0
     log_ref = np.log(np.where(support, ref_probs, 1.0))
     log_optimum = log_ref + action_rewards / beta - log_z[..., None]
-    return np.where(support, np.exp(np.where(support, log_optimum, 0.0)), 0.0)
+    return np.where(
+        support, np.exp(np.where(support, log_optimum, 0.0)), 0.0
+    )
 
 
 @finite_output()
@@ -873,13 +954,20 @@ def kl_regularized_value(
     >>> kl_regularized_value([0.5, 0.5], [0.0, np.log(3.0)], beta=1.0)  # log 2
     0.6931471805599454
     """
-    ref_probs, action_rewards, beta = _check_regularized(ref_probs, action_rewards, beta)
-    return float_or_array(beta * _tilted_log_normalizer(ref_probs, action_rewards, beta))
+    ref_probs, action_rewards, beta = _check_regularized(
+        ref_probs, action_rewards, beta
+    )
+    return float_or_array(
+        beta * _tilted_log_normalizer(ref_probs, action_rewards, beta)
+    )
 
 
 @finite_output()
 def kl_regularized_objective(
-    probs: ArrayLike, ref_probs: ArrayLike, action_rewards: ArrayLike, beta: float
+    probs: ArrayLike,
+    ref_probs: ArrayLike,
+    action_rewards: ArrayLike,
+    beta: float,
 ) -> np.ndarray | float:
     """The KL-regularized objective of a distribution π: reward minus β times the KL.
 
@@ -921,11 +1009,16 @@ def kl_regularized_objective(
     >>> kl_regularized_objective([0.25, 0.75], [0.5, 0.5], [0.0, np.log(3.0)], beta=1.0)
     0.6931471805599453
     """
-    ref_probs, action_rewards, beta = _check_regularized(ref_probs, action_rewards, beta)
+    ref_probs, action_rewards, beta = _check_regularized(
+        ref_probs, action_rewards, beta
+    )
     probs = check_distribution(probs, "probs")
     check_shape(probs, "probs", ref_probs.shape, "the shape of ref_probs")
     divergence = kl_divergence(probs, ref_probs)
-    return float_or_array(np.sum(probs * action_rewards, axis=-1) - beta * np.asarray(divergence))
+    return float_or_array(
+        np.sum(probs * action_rewards, axis=-1)
+        - beta * np.asarray(divergence)
+    )
 
 
 # --- direct preference optimization ----------------------------------------------------------
@@ -943,23 +1036,30 @@ def _check_dpo(
 
     def like_chosen(value: ArrayLike, name: str) -> np.ndarray:
         return check_shape(
-            check_logprobs(value, name), name, chosen.shape, "the shape of chosen_logprobs"
+            check_logprobs(value, name),
+            name,
+            chosen.shape,
+            "the shape of chosen_logprobs",
         )
 
     rejected = like_chosen(rejected_logprobs, "rejected_logprobs")
     ref_chosen = like_chosen(ref_chosen_logprobs, "ref_chosen_logprobs")
-    ref_rejected = like_chosen(ref_rejected_logprobs, "ref_rejected_logprobs")
+    ref_rejected = like_chosen(
+        ref_rejected_logprobs, "ref_rejected_logprobs"
+    )
     beta = check_positive_real(beta, "beta")
     return (chosen - ref_chosen) - (rejected - ref_rejected), beta
 
 
 def _check_label_smoothing(label_smoothing: float) -> float:
     """The probability ε in [0, 1/2] that a pair's preference label is flipped."""
-    label_smoothing = check_nonnegative_real(label_smoothing, "label_smoothing")
+    label_smoothing = check_nonnegative_real(
+        label_smoothing, "label_smoothing"
+    )
     if label_smoothing > 0.5:
         raise ValueError(
-            "label_smoothing must be in [0, 0.5] (above 1/2 the labels would mean the "
-            f"opposite preference); got {label_smoothing!r}"
+            "label_smoothing must be in [0, 0.5] (above 1/2 the labels "
+            f"would mean the opposite preference); got {label_smoothing!r}"
         )
     return label_smoothing
 
@@ -1045,12 +1145,19 @@ def dpo_loss(
     array([0.52407698])
     """
     gap, beta = _check_dpo(
-        chosen_logprobs, rejected_logprobs, ref_chosen_logprobs, ref_rejected_logprobs, beta
+        chosen_logprobs,
+        rejected_logprobs,
+        ref_chosen_logprobs,
+        ref_rejected_logprobs,
+        beta,
     )
     smoothing = _check_label_smoothing(label_smoothing)
     margin = beta * gap
-    # -log σ(u) = log(1 + exp(-u)) by logaddexp, finite for margins of any size.
-    return (1.0 - smoothing) * np.logaddexp(0.0, -margin) + smoothing * np.logaddexp(0.0, margin)
+    # -log σ(u) = log(1 + exp(-u)) by logaddexp, finite for margins of any
+    # size.
+    return (1.0 - smoothing) * np.logaddexp(
+        0.0, -margin
+    ) + smoothing * np.logaddexp(0.0, margin)
 
 
 @finite_output()
@@ -1064,7 +1171,8 @@ def dpo_loss_gradient(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Derivatives of each pair's DPO loss with respect to the policy's log-probabilities.
 
-        ∂loss/∂log π(c) = -β σ(-u),    ∂loss/∂log π(r) = +β σ(-u),    u = r̂(c) - r̂(r),
+        ∂loss/∂log π(c) = -β σ(-u),    ∂loss/∂log π(r) = +β σ(-u),
+        u = r̂(c) - r̂(r),
 
     and with label smoothing ε, -β ((1 - ε) σ(-u) - ε σ(u)) and its negative,
 
@@ -1107,11 +1215,18 @@ def dpo_loss_gradient(
     (array([-0.25]), array([0.25]))
     """
     gap, beta = _check_dpo(
-        chosen_logprobs, rejected_logprobs, ref_chosen_logprobs, ref_rejected_logprobs, beta
+        chosen_logprobs,
+        rejected_logprobs,
+        ref_chosen_logprobs,
+        ref_rejected_logprobs,
+        beta,
     )
     smoothing = _check_label_smoothing(label_smoothing)
     margin = beta * gap
-    weight = beta * ((1.0 - smoothing) * special.expit(-margin) - smoothing * special.expit(margin))
+    weight = beta * (
+        (1.0 - smoothing) * special.expit(-margin)
+        - smoothing * special.expit(margin)
+    )
     return -weight, weight
 
 
@@ -1178,6 +1293,10 @@ def ipo_loss(
     array([0., 4.])
     """
     gap, beta = _check_dpo(
-        chosen_logprobs, rejected_logprobs, ref_chosen_logprobs, ref_rejected_logprobs, beta
+        chosen_logprobs,
+        rejected_logprobs,
+        ref_chosen_logprobs,
+        ref_rejected_logprobs,
+        beta,
     )
     return (gap - 0.5 / beta) ** 2

@@ -132,10 +132,13 @@ def evaluate_policy(
         transition_pi, reward_pi, gamma, terminal
     )
 
-    # v = 0 in terminal states, so their columns drop out of the live states' equations.
+    # v = 0 in terminal states, so their columns drop out of the live states'
+    # equations.
     live = ~terminal
     values = np.zeros(len(terminal))
-    system = np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    system = (
+        np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    )
     values[live] = np.linalg.solve(system, reward_pi[live])
     return values
 
@@ -167,7 +170,9 @@ def tiny_chain_model() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> reward_pi, terminal
     (array([0., 1., 0.]), array([False, False,  True]))
     """
-    transition_pi = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    transition_pi = np.array(
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]
+    )
     reward_pi = np.array([0.0, 1.0, 0.0])
     terminal = np.array([False, False, True])
     return transition_pi, reward_pi, terminal
@@ -210,12 +215,17 @@ def tiny_chain(gamma: float) -> np.ndarray:
     array([1., 1., 0.])
     """
     transition_pi, reward_pi, terminal = tiny_chain_model()
-    return evaluate_policy(transition_pi, reward_pi, gamma, terminal=terminal)
+    return evaluate_policy(
+        transition_pi, reward_pi, gamma, terminal=terminal
+    )
 
 
 @finite_output()
 def bellman_residual(
-    values: ArrayLike, transition_pi: ArrayLike, reward_pi: ArrayLike, gamma: float
+    values: ArrayLike,
+    transition_pi: ArrayLike,
+    reward_pi: ArrayLike,
+    gamma: float,
 ) -> np.ndarray:
     """How far a value vector is from satisfying the Bellman equation, state by state.
 
@@ -332,13 +342,17 @@ def policy_transition_and_reward(
     >>> r_pi
     array([0.5, 0. ])
     """
-    transition, reward, policy, terminal = check_tabular_mdp(transition, reward, policy, terminal)
+    transition, reward, policy, terminal = check_tabular_mdp(
+        transition, reward, policy, terminal
+    )
 
     transition_pi = np.einsum("sa,sat->st", policy, transition)
     reward_pi = np.einsum("sa,sat,sat->s", policy, transition, reward)
     ends = np.flatnonzero(terminal)
     transition_pi[ends] = 0.0
-    transition_pi[ends, ends] = 1.0  # absorbing and unrewarded: a terminal state is worth 0
+    transition_pi[ends, ends] = (
+        1.0  # absorbing and unrewarded: a terminal state is worth 0
+    )
     reward_pi[ends] = 0.0
     return transition_pi, reward_pi
 
@@ -407,8 +421,12 @@ def state_values(
     ...              terminal=np.array([False, True]))
     array([0.5, 0. ])
     """
-    transition_pi, reward_pi = policy_transition_and_reward(transition, reward, policy, terminal)
-    return evaluate_policy(transition_pi, reward_pi, gamma, terminal=terminal)
+    transition_pi, reward_pi = policy_transition_and_reward(
+        transition, reward, policy, terminal
+    )
+    return evaluate_policy(
+        transition_pi, reward_pi, gamma, terminal=terminal
+    )
 
 
 @finite_output()
@@ -421,7 +439,8 @@ def action_values(
 ) -> np.ndarray:
     """Action values q_π of a policy in a tabular MDP, exactly.
 
-        q(s, a) = Σ_{s'} P(s' | s, a) [R(s, a, s') + γ v(s')],    v(terminal) = 0,
+        q(s, a) = Σ_{s'} P(s' | s, a) [R(s, a, s') + γ v(s')],
+        v(terminal) = 0,
 
     one step of the dynamics followed by the state values of :func:`state_values`.
     Equivalently q solves its own Bellman expectation equation
@@ -459,9 +478,14 @@ def action_values(
     array([[0., 1.],
            [0., 0.]])
     """
-    transition, reward, policy, terminal = check_tabular_mdp(transition, reward, policy, terminal)
-    values = state_values(transition, reward, policy, gamma, terminal=terminal)
-    # One step of the dynamics, then v; v(terminal) = 0, so entering one ends the sum.
+    transition, reward, policy, terminal = check_tabular_mdp(
+        transition, reward, policy, terminal
+    )
+    values = state_values(
+        transition, reward, policy, gamma, terminal=terminal
+    )
+    # One step of the dynamics, then v; v(terminal) = 0, so entering one ends
+    # the sum.
     q_values = np.einsum("sat,sat->sa", transition, reward + gamma * values)
     q_values[terminal] = 0.0
     return q_values
@@ -514,8 +538,12 @@ def advantage_values(
     array([[-0.5,  0.5],
            [ 0. ,  0. ]])
     """
-    q_values = action_values(transition, reward, policy, gamma, terminal=terminal)
-    values = state_values(transition, reward, policy, gamma, terminal=terminal)
+    q_values = action_values(
+        transition, reward, policy, gamma, terminal=terminal
+    )
+    values = state_values(
+        transition, reward, policy, gamma, terminal=terminal
+    )
     return q_values - values[:, None]  # terminal rows: 0 - 0
 
 
@@ -529,7 +557,8 @@ def discounted_occupancy(
 ) -> np.ndarray:
     """Discounted state occupancy d_π: the expected discounted number of visits to each state.
 
-        d_π(s) = Σ_{t >= 0} γ^t Pr(s_t = s),    d_L^T = p_{0,L}^T (I - γ P_LL)^{-1},
+        d_π(s) = Σ_{t >= 0} γ^t Pr(s_t = s),
+        d_L^T = p_{0,L}^T (I - γ P_LL)^{-1},
 
     over the live states L, with d_π = 0 in terminal states (an episode that enters one has
     ended). It is not normalized: Σ_s d_π(s) is the expected discounted length of an episode
@@ -581,28 +610,42 @@ def discounted_occupancy(
     """
     transition, terminal = check_dynamics(transition, terminal)
     initial = check_initial(initial, transition.shape[0])
-    # The occupancy does not depend on the rewards: average the dynamics with zero rewards.
+    # The occupancy does not depend on the rewards: average the dynamics with
+    # zero rewards.
     transition_pi, _ = policy_transition_and_reward(
         transition, np.zeros(transition.shape), policy, terminal
     )
     transition_pi, _, gamma, terminal = check_reward_process(
         transition_pi, np.zeros(len(initial)), gamma, terminal
     )
-    # d = 0 in terminal states; over the live ones d_L solves (I - γ P_LL)^T d_L = p_{0,L}.
+    # d = 0 in terminal states; over the live ones d_L solves (I - γ P_LL)^T
+    # d_L = p_{0,L}.
     live = ~terminal
     occupancy = np.zeros(len(terminal))
-    system = np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    system = (
+        np.eye(int(live.sum())) - gamma * transition_pi[np.ix_(live, live)]
+    )
     occupancy[live] = np.linalg.solve(system.T, initial[live])
     return occupancy
 
 
 def _check_value_iteration(
-    transition: Any, reward: Any, gamma: Any, terminal: Any, tol: Any, max_iterations: Any
+    transition: Any,
+    reward: Any,
+    gamma: Any,
+    terminal: Any,
+    tol: Any,
+    max_iterations: Any,
 ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, float, int]:
     """The arguments of :func:`value_iteration`, checked and converted."""
     transition, terminal = check_dynamics(transition, terminal)
     reward = as_float_array(reward, "reward", ndim=3)
-    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
+    check_shape(
+        reward,
+        "reward",
+        transition.shape,
+        "the shape of transition (S, A, S)",
+    )
     gamma = check_unit_interval(gamma, "gamma")
     tol = check_positive_real(tol, "tol")
     max_iterations = check_size(
@@ -698,8 +741,10 @@ def value_iteration(
     >>> values, q[0], policy[0]
     (array([1.8, 2. , 0. ]), array([1. , 1.8]), array([0., 1.]))
     """
-    transition, reward, gamma, terminal, tol, max_iterations = _check_value_iteration(
-        transition, reward, gamma, terminal, tol, max_iterations
+    transition, reward, gamma, terminal, tol, max_iterations = (
+        _check_value_iteration(
+            transition, reward, gamma, terminal, tol, max_iterations
+        )
     )
 
     live = ~terminal
@@ -717,9 +762,10 @@ def value_iteration(
             break
     else:
         raise ValueError(
-            f"max_iterations must be enough for value iteration to converge to tol = {tol}; "
-            f"got {max_iterations} iterations and a last change of {change:.3g} (with gamma = 1, "
-            "a cycle of live states with positive reward has no finite optimal value)"
+            "max_iterations must be enough for value iteration to converge "
+            f"to tol = {tol}; got {max_iterations} iterations and a last "
+            f"change of {change:.3g} (with gamma = 1, a cycle of live "
+            "states with positive reward has no finite optimal value)"
         )
 
     values = np.where(live, q_values.max(axis=1), 0.0)

@@ -44,7 +44,10 @@ __all__ = [
 
 
 def _check_policy_and_dynamics(
-    transition: ArrayLike, logits: ArrayLike, initial: ArrayLike, terminal: ArrayLike | None
+    transition: ArrayLike,
+    logits: ArrayLike,
+    initial: ArrayLike,
+    terminal: ArrayLike | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Dynamics (rows of terminal states ignored), matching (S, A) logits, a start distribution."""
     transition, _ = check_dynamics(transition, terminal)
@@ -52,7 +55,9 @@ def _check_policy_and_dynamics(
     return transition, logits, check_initial(initial, transition.shape[0])
 
 
-@finite_output(log_of_zero=True)  # -inf is the exact log p of an impossible episode
+@finite_output(
+    log_of_zero=True
+)  # -inf is the exact log p of an impossible episode
 def trajectory_log_probability(
     logits: ArrayLike,
     transition: ArrayLike,
@@ -63,7 +68,9 @@ def trajectory_log_probability(
 ) -> float:
     """Log-probability of an episode under a tabular softmax policy and the MDP's dynamics.
 
-        log p_θ(τ) = log p_0(s_0) + Σ_{t<T} [log π_θ(a_t | s_t) + log P(s_{t+1} | s_t, a_t)].
+        log p_θ(τ) = log p_0(s_0)
+                     + Σ_{t<T} [log π_θ(a_t | s_t)
+                                + log P(s_{t+1} | s_t, a_t)].
 
     Only the policy terms depend on θ, which is why the gradient
     (:func:`trajectory_score`) needs no model of the environment.
@@ -113,11 +120,20 @@ def trajectory_log_probability(
     ...                            states=[0, 1], actions=[1])
     -0.6931471805599453
     """
-    transition, logits, initial = _check_policy_and_dynamics(transition, logits, initial, terminal)
-    states, actions, length = check_episode(states, actions, *logits.shape, terminal=terminal)
+    transition, logits, initial = _check_policy_and_dynamics(
+        transition, logits, initial, terminal
+    )
+    states, actions, length = check_episode(
+        states, actions, *logits.shape, terminal=terminal
+    )
 
-    here, chosen, there = states[:length], actions[:length], states[1 : length + 1]
-    # log 0 = -inf is the right answer for an impossible episode, not a warning.
+    here, chosen, there = (
+        states[:length],
+        actions[:length],
+        states[1 : length + 1],
+    )
+    # log 0 = -inf is the right answer for an impossible episode, not a
+    # warning.
     with np.errstate(divide="ignore"):
         return float(
             np.log(initial[states[0]])
@@ -127,7 +143,9 @@ def trajectory_log_probability(
 
 
 @finite_output()
-def trajectory_score(logits: ArrayLike, states: ArrayLike, actions: ArrayLike) -> np.ndarray:
+def trajectory_score(
+    logits: ArrayLike, states: ArrayLike, actions: ArrayLike
+) -> np.ndarray:
     """Gradient of an episode's log-probability with respect to the policy logits.
 
         ∇_θ log p_θ(τ) = Σ_{t<T} ∇_θ log π_θ(a_t | s_t)
@@ -173,9 +191,14 @@ def trajectory_score(logits: ArrayLike, states: ArrayLike, actions: ArrayLike) -
     logits = check_tabular_logits(logits)
     states, actions, length = check_episode(states, actions, *logits.shape)
 
-    here, chosen = states[:length], actions[:length]  # the padding after the end is skipped
+    here, chosen = (
+        states[:length],
+        actions[:length],
+    )  # the padding after the end is skipped
     score = np.zeros_like(logits)
-    np.add.at(score, here, categorical_score(logits[here], chosen))  # row s_t += e_{a_t} - π
+    np.add.at(
+        score, here, categorical_score(logits[here], chosen)
+    )  # row s_t += e_{a_t} - π
     return score
 
 
@@ -239,9 +262,13 @@ def expected_return(
     ...                 gamma=1.0, terminal=np.array([False, True]))
     0.75
     """
-    transition, logits, initial = _check_policy_and_dynamics(transition, logits, initial, terminal)
+    transition, logits, initial = _check_policy_and_dynamics(
+        transition, logits, initial, terminal
+    )
 
-    values = state_values(transition, reward, softmax(logits), gamma, terminal=terminal)
+    values = state_values(
+        transition, reward, softmax(logits), gamma, terminal=terminal
+    )
     return float(initial @ values)
 
 
@@ -324,10 +351,14 @@ def reinforce_trajectory_gradient(
     rewards = check_episode_rewards(rewards, actions, length)[:length]
     gamma = check_unit_interval(gamma, "gamma")
     reward_to_go = check_bool(reward_to_go, "reward_to_go")
-    baseline = check_state_function(baseline, "baseline", len(logits), optional=True)
+    baseline = check_state_function(
+        baseline, "baseline", len(logits), optional=True
+    )
 
     here, chosen = states[:length], actions[:length]
-    discounts = gamma ** np.arange(length)  # γ^t, with γ^0 = 1 even when γ = 0
+    discounts = gamma ** np.arange(
+        length
+    )  # γ^t, with γ^0 = 1 even when γ = 0
     if reward_to_go:
         weights = discounts * discounted_returns(rewards, gamma)  # γ^t G_t
     else:
@@ -335,7 +366,11 @@ def reinforce_trajectory_gradient(
     if baseline is not None:
         weights -= discounts * baseline[here]  # γ^t b(s_t)
     gradient = np.zeros_like(logits)
-    np.add.at(gradient, here, weights[:, None] * categorical_score(logits[here], chosen))
+    np.add.at(
+        gradient,
+        here,
+        weights[:, None] * categorical_score(logits[here], chosen),
+    )
     return gradient
 
 
@@ -347,23 +382,40 @@ def _check_baseline_episodes(
     gamma: Any,
     weights: Any,
     reward_to_go: Any,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.ndarray, bool]:
+) -> tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.ndarray, bool
+]:
     """The arguments of :func:`optimal_state_baseline`: tabular logits and padded episodes
     (each one checked as an episode of the tabular model), checked and converted."""
     logits = check_tabular_logits(logits)
     num_states, num_actions = logits.shape
-    actions = check_indices(actions, "actions", num_actions, ndim=2, minimum=-1)
-    states = check_indices(states, "states", num_states, ndim=2, kind="state")
+    actions = check_indices(
+        actions, "actions", num_actions, ndim=2, minimum=-1
+    )
+    states = check_indices(
+        states, "states", num_states, ndim=2, kind="state"
+    )
     episodes_shape = (actions.shape[0], actions.shape[1] + 1)
-    check_shape(states, "states", episodes_shape, "one more column than actions, s_0 to s_H")
+    check_shape(
+        states,
+        "states",
+        episodes_shape,
+        "one more column than actions, s_0 to s_H",
+    )
     rewards = as_float_array(rewards, "rewards", ndim=2)
     check_shape(rewards, "rewards", actions.shape, "one entry per action")
-    for row_states, row_actions, row_rewards in zip(states, actions, rewards, strict=True):
-        _, _, length = check_episode(row_states, row_actions, num_states, num_actions)
+    for row_states, row_actions, row_rewards in zip(
+        states, actions, rewards, strict=True
+    ):
+        _, _, length = check_episode(
+            row_states, row_actions, num_states, num_actions
+        )
         check_episode_rewards(row_rewards, row_actions, length)
     gamma = check_unit_interval(gamma, "gamma")
     weights = check_weights(weights, "weights")
-    check_shape(weights, "weights", actions.shape[:1], "one entry per episode")
+    check_shape(
+        weights, "weights", actions.shape[:1], "one entry per episode"
+    )
     reward_to_go = check_bool(reward_to_go, "reward_to_go")
     return logits, states, actions, rewards, gamma, weights, reward_to_go
 
@@ -462,8 +514,10 @@ def optimal_state_baseline(
     ...                        weights=[0.8, 0.2])
     array([0.56, 0.  ])
     """
-    logits, states, actions, rewards, gamma, weights, reward_to_go = _check_baseline_episodes(
-        logits, states, actions, rewards, gamma, weights, reward_to_go
+    logits, states, actions, rewards, gamma, weights, reward_to_go = (
+        _check_baseline_episodes(
+            logits, states, actions, rewards, gamma, weights, reward_to_go
+        )
     )
     num_states, num_actions = logits.shape
 
@@ -472,7 +526,9 @@ def optimal_state_baseline(
     here, chosen = states[:, :-1][taken], actions[taken]
     scores = categorical_score(logits[here], chosen)  # ψ_t, as its row s_t
     discounts = gamma**step  # γ^t, with γ^0 = 1 even when γ = 0
-    returns_to_go = discounted_returns(rewards, gamma)  # G_t (0 after the end)
+    returns_to_go = discounted_returns(
+        rewards, gamma
+    )  # G_t (0 after the end)
     if reward_to_go:
         w = discounts * returns_to_go[taken]  # γ^t G_t
     else:
@@ -480,8 +536,17 @@ def optimal_state_baseline(
     # Row s of each episode's estimate: u_s - b(s) y_s.
     u = np.zeros((len(weights), num_states, num_actions))
     y = np.zeros_like(u)
-    np.add.at(u, (episode, here), w[:, None] * scores)  # u_s = Σ_{t: s_t = s} w_t ψ_t
-    np.add.at(y, (episode, here), discounts[:, None] * scores)  # y_s = Σ_{t: s_t = s} γ^t ψ_t
+    np.add.at(
+        u, (episode, here), w[:, None] * scores
+    )  # u_s = Σ_{t: s_t = s} w_t ψ_t
+    np.add.at(
+        y, (episode, here), discounts[:, None] * scores
+    )  # y_s = Σ_{t: s_t = s} γ^t ψ_t
     numerator = weights @ np.sum(u * y, axis=2)  # E[⟨u_s, y_s⟩]
     denominator = weights @ np.sum(y * y, axis=2)  # E[‖y_s‖²]
-    return np.divide(numerator, denominator, out=np.zeros(num_states), where=denominator > 0.0)
+    return np.divide(
+        numerator,
+        denominator,
+        out=np.zeros(num_states),
+        where=denominator > 0.0,
+    )

@@ -45,7 +45,9 @@ __all__ = [
 
 
 @finite_output()
-def predict_belief(belief: ArrayLike, action: int, transition: ArrayLike) -> np.ndarray:
+def predict_belief(
+    belief: ArrayLike, action: int, transition: ArrayLike
+) -> np.ndarray:
     """Prediction step of the Bayes filter: the next state's distribution before observing it.
 
         bel̄(s') = Σ_s P(s' | s, a) bel(s),
@@ -103,7 +105,8 @@ def correct_belief(
 ) -> np.ndarray:
     """Correction step of the Bayes filter: Bayes' rule with the observation's likelihood.
 
-        bel'(s') = O(o | s') bel̄(s') / Pr(o),    Pr(o) = Σ_{s''} O(o | s'') bel̄(s''),
+        bel'(s') = O(o | s') bel̄(s') / Pr(o),
+        Pr(o) = Σ_{s''} O(o | s'') bel̄(s''),
 
     where the evidence Pr(o) is the probability of seeing o at all under the prediction bel̄.
     An observation of probability 0 has no posterior, and that is an error, not a 0/0.
@@ -143,16 +146,30 @@ def correct_belief(
     >>> correct_belief([0.5, 0.5], 0, observation_model=[[0.8, 0.2], [0.2, 0.8]])
     array([0.8, 0.2])
     """
-    observation_model = as_float_array(observation_model, "observation_model", ndim=2)
+    observation_model = as_float_array(
+        observation_model, "observation_model", ndim=2
+    )
     check_distribution(observation_model, "observation_model")
-    predicted = check_belief(predicted, "predicted", observation_model.shape[0])
+    predicted = check_belief(
+        predicted, "predicted", observation_model.shape[0]
+    )
     num_observations = observation_model.shape[1]
     observation = int(
-        check_indices(observation, "observation", num_observations, ndim=0, kind="observation")
+        check_indices(
+            observation,
+            "observation",
+            num_observations,
+            ndim=0,
+            kind="observation",
+        )
     )
 
-    joint = observation_model[:, observation] * predicted  # O(o | s') bel̄(s')
-    evidence = check_evidence(joint.sum(), "observation", f"observation {observation}")
+    joint = (
+        observation_model[:, observation] * predicted
+    )  # O(o | s') bel̄(s')
+    evidence = check_evidence(
+        joint.sum(), "observation", f"observation {observation}"
+    )
     return joint / evidence
 
 
@@ -216,7 +233,9 @@ def belief_update(
     ...               observation_model=sensor)
     array([0.8, 0.2])
     """
-    transition, observation_model = check_pomdp(transition, observation_model)
+    transition, observation_model = check_pomdp(
+        transition, observation_model
+    )
 
     predicted = predict_belief(belief, action, transition)
     return correct_belief(predicted, observation, observation_model)
@@ -282,27 +301,45 @@ def belief_filter(
            [0.8       , 0.2       ],
            [0.94117647, 0.05882353]])
     """
-    transition, observation_model = check_pomdp(transition, observation_model)
+    transition, observation_model = check_pomdp(
+        transition, observation_model
+    )
     num_states, num_actions, _ = transition.shape
     prior = check_belief(prior, "prior", num_states)
     actions, observations, initial_observation = check_history(
-        actions, observations, initial_observation, num_actions, observation_model.shape[1]
+        actions,
+        observations,
+        initial_observation,
+        num_actions,
+        observation_model.shape[1],
     )
 
     beliefs = np.empty((len(actions) + 1, num_states))
     beliefs[0] = prior
     try:
         if initial_observation is not None:
-            beliefs[0] = correct_belief(prior, initial_observation, observation_model)
+            beliefs[0] = correct_belief(
+                prior, initial_observation, observation_model
+            )
     except ImpossibleObservation as error:
-        raise error.renamed("initial_observation", "under the prior") from None
-    for t, (action, observation) in enumerate(zip(actions, observations, strict=True)):
+        raise error.renamed(
+            "initial_observation", "under the prior"
+        ) from None
+    for t, (action, observation) in enumerate(
+        zip(actions, observations, strict=True)
+    ):
         try:
             beliefs[t + 1] = belief_update(
-                beliefs[t], action, observation, transition, observation_model
+                beliefs[t],
+                action,
+                observation,
+                transition,
+                observation_model,
             )
         except ImpossibleObservation as error:
-            raise error.renamed(f"observations[{t}]", "given the history before it") from None
+            raise error.renamed(
+                f"observations[{t}]", "given the history before it"
+            ) from None
     return beliefs
 
 
@@ -354,22 +391,31 @@ def belief_by_enumeration(
     >>> belief_by_enumeration([0.5, 0.5], [0, 0], [0, 0], transition, sensor)
     array([0.94117647, 0.05882353])
     """
-    transition, observation_model = check_pomdp(transition, observation_model)
+    transition, observation_model = check_pomdp(
+        transition, observation_model
+    )
     num_states, num_actions, _ = transition.shape
     prior = check_belief(prior, "prior", num_states)
     actions, observations, initial_observation = check_history(
-        actions, observations, initial_observation, num_actions, observation_model.shape[1]
+        actions,
+        observations,
+        initial_observation,
+        num_actions,
+        observation_model.shape[1],
     )
     steps = len(actions)
     check_enumeration_size(
         capped_power(num_states, steps + 1),  # exact up to the limit
         "observations",
-        f"S**(T+1) = {num_states}**{steps + 1} > {MAX_ENUMERATION} state sequences",
+        f"S**(T+1) = {num_states}**{steps + 1} > {MAX_ENUMERATION} state "
+        "sequences",
     )
     if initial_observation is not None:
         evidence = prior @ observation_model[:, initial_observation]
         what = f"observation {initial_observation}"
-        check_evidence(evidence, "initial_observation", what, given="under the prior")
+        check_evidence(
+            evidence, "initial_observation", what, given="under the prior"
+        )
 
     posterior = np.zeros(num_states)
     for path in itertools.product(range(num_states), repeat=steps + 1):
@@ -381,6 +427,9 @@ def belief_by_enumeration(
             weight *= observation_model[path[t + 1], observations[t]]
         posterior[path[-1]] += weight
     evidence = check_evidence(
-        posterior.sum(), "observations", "a history", given="given the actions and the prior"
+        posterior.sum(),
+        "observations",
+        "a history",
+        given="given the actions and the prior",
     )
     return posterior / evidence

@@ -48,7 +48,9 @@ def _check_ratio_and_advantages(ratio: ArrayLike, advantages: ArrayLike):
     """Positive finite ratios (at least 1-D) and finite advantages of exactly their shape."""
     ratio = as_float_array(ratio, "ratio", min_ndim=1)
     check_positive_entries(ratio, "ratio", " (a ratio of two probabilities)")
-    advantages = as_float_array_like(advantages, "advantages", ratio.shape, "ratio")
+    advantages = as_float_array_like(
+        advantages, "advantages", ratio.shape, "ratio"
+    )
     return ratio, advantages
 
 
@@ -56,11 +58,17 @@ def _check_token_batch(logprobs, old_logprobs, advantages, mask):
     """log π_θ and log π_old (entries <= 0), advantages and a mask, all of one shape (..., L)."""
     logprobs = check_logprobs(logprobs, "logprobs")
     old_logprobs = check_logprobs(old_logprobs, "old_logprobs")
-    check_shape(old_logprobs, "old_logprobs", logprobs.shape, "the shape of logprobs")
-    advantages = as_float_array_like(advantages, "advantages", logprobs.shape, "logprobs")
+    check_shape(
+        old_logprobs, "old_logprobs", logprobs.shape, "the shape of logprobs"
+    )
+    advantages = as_float_array_like(
+        advantages, "advantages", logprobs.shape, "logprobs"
+    )
     mask = check_optional_mask(mask, "mask", logprobs.shape)
     if not mask.any():
-        raise ValueError(f"mask must select at least one token; got none of {mask.size}")
+        raise ValueError(
+            f"mask must select at least one token; got none of {mask.size}"
+        )
     return logprobs, old_logprobs, advantages, mask
 
 
@@ -164,14 +172,19 @@ def clipped_surrogate(
     array([-3.])
     """
     ratio, advantages = _check_ratio_and_advantages(ratio, advantages)
-    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(
+        clip_low, clip_high, dual_clip
+    )
 
     clipped_ratio = np.clip(ratio, 1.0 - clip_low, 1.0 + clip_high)
     objective = np.minimum(ratio * advantages, clipped_ratio * advantages)
     if dual_clip is not None:
-        # Only negative advantages are bounded from below; max(., cA) would cap A > 0 too.
+        # Only negative advantages are bounded from below; max(., cA) would
+        # cap A > 0 too.
         objective = np.where(
-            advantages < 0.0, np.maximum(objective, dual_clip * advantages), objective
+            advantages < 0.0,
+            np.maximum(objective, dual_clip * advantages),
+            objective,
         )
     return objective
 
@@ -186,9 +199,11 @@ def clipped_surrogate_gradient(
 ) -> np.ndarray:
     """Derivative of the clipped surrogate of each token with respect to its log-ratio.
 
-        ∂L/∂ log ρ = ρ A   where the objective is ρ A (the ratio is inside its clip),
+        ∂L/∂ log ρ = ρ A   where the objective is ρ A
+                           (the ratio is inside its clip),
                    = 0     where a clip is active:
-                           A > 0 and ρ > 1 + ε_high;  A < 0 and ρ < 1 - ε_low;
+                           A > 0 and ρ > 1 + ε_high;
+                           A < 0 and ρ < 1 - ε_low;
                            A < 0 and ρ > c_dual (with a dual clip).
 
     Since log ρ = log π_θ - log π_old and π_old is fixed, this is also the derivative with
@@ -229,7 +244,9 @@ def clipped_surrogate_gradient(
     array([ 0.5,  1.1,  0. , -1.5])
     """
     ratio, advantages = _check_ratio_and_advantages(ratio, advantages)
-    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(
+        clip_low, clip_high, dual_clip
+    )
 
     inside = _unclipped(ratio, advantages, clip_low, clip_high, dual_clip)
     return np.where(inside, ratio * advantages, 0.0)
@@ -250,7 +267,8 @@ def clipped_policy_loss(
 ) -> float:
     """PPO's policy loss: minus the clipped surrogate, averaged over the valid tokens.
 
-        loss(θ) = -(1 / Σ m_j) Σ_j m_j L(ρ_j, A_j),    ρ_j = exp(log π_θ(x_j) - log π_old(x_j)),
+        loss(θ) = -(1 / Σ m_j) Σ_j m_j L(ρ_j, A_j),
+        ρ_j = exp(log π_θ(x_j) - log π_old(x_j)),
 
     with L of :func:`clipped_surrogate`. The average over all valid tokens of the batch
     ("token-mean") is verl's default ``loss_agg_mode`` and the masked mean of TRL's PPO
@@ -303,10 +321,14 @@ def clipped_policy_loss(
     logprobs, old_logprobs, advantages, mask = _check_token_batch(
         logprobs, old_logprobs, advantages, mask
     )
-    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(
+        clip_low, clip_high, dual_clip
+    )
 
     ratio = np.exp(logprobs - old_logprobs)
-    objective = clipped_surrogate(ratio, advantages, clip_low, clip_high, dual_clip)
+    objective = clipped_surrogate(
+        ratio, advantages, clip_low, clip_high, dual_clip
+    )
     return float(-np.sum(objective[mask]) / np.sum(mask))
 
 
@@ -360,10 +382,14 @@ def clipped_policy_loss_gradient(
     logprobs, old_logprobs, advantages, mask = _check_token_batch(
         logprobs, old_logprobs, advantages, mask
     )
-    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(
+        clip_low, clip_high, dual_clip
+    )
 
     ratio = np.exp(logprobs - old_logprobs)
-    slope = clipped_surrogate_gradient(ratio, advantages, clip_low, clip_high, dual_clip)
+    slope = clipped_surrogate_gradient(
+        ratio, advantages, clip_low, clip_high, dual_clip
+    )
     return np.where(mask, -slope / np.sum(mask), 0.0)
 
 
@@ -379,7 +405,8 @@ def clip_fractions(
     """Fractions of clipped tokens, separately for positive and negative advantages.
 
         f_+ = #{j valid: A_j > 0, ρ_j > 1 + ε_high} / #{j valid: A_j > 0},
-        f_- = #{j valid: A_j < 0, ρ_j < 1 - ε_low or ρ_j > c_dual} / #{j valid: A_j < 0}.
+        f_- = #{j valid: A_j < 0, ρ_j < 1 - ε_low or ρ_j > c_dual}
+              / #{j valid: A_j < 0}.
 
     A clipped token contributes no gradient (:func:`clipped_surrogate_gradient`). The two
     sides mean different things: f_+ counts tokens the update already made more likely than
@@ -426,13 +453,17 @@ def clip_fractions(
     """
     ratio, advantages = _check_ratio_and_advantages(ratio, advantages)
     mask = check_optional_mask(mask, "mask", ratio.shape)
-    clip_low, clip_high, dual_clip = check_clip_ranges(clip_low, clip_high, dual_clip)
+    clip_low, clip_high, dual_clip = check_clip_ranges(
+        clip_low, clip_high, dual_clip
+    )
 
     clipped = ~_unclipped(ratio, advantages, clip_low, clip_high, dual_clip)
     fractions = []
     for side in (advantages > 0.0, advantages < 0.0):
         count = np.sum(side & mask)
-        fractions.append(float(np.sum(clipped & side & mask) / count) if count else 0.0)
+        fractions.append(
+            float(np.sum(clipped & side & mask) / count) if count else 0.0
+        )
     return fractions[0], fractions[1]
 
 
@@ -541,31 +572,44 @@ def value_loss(
     returns = as_float_array_like(returns, "returns", values.shape, "values")
     mask = check_optional_mask(mask, "mask", values.shape)
     if not mask.any():
-        raise ValueError(f"mask must select at least one value; got none of {mask.size}")
+        raise ValueError(
+            f"mask must select at least one value; got none of {mask.size}"
+        )
     if old_values is not None:
-        old_values = as_float_array_like(old_values, "old_values", values.shape, "values")
+        old_values = as_float_array_like(
+            old_values, "old_values", values.shape, "values"
+        )
     if value_clip is not None:
         value_clip = check_positive_real(value_clip, "value_clip")
         if old_values is None:
             raise ValueError(
-                "old_values must be given when value_clip is set (the clip is around the "
-                "stored predictions); got None"
+                "old_values must be given when value_clip is set (the clip "
+                "is around the stored predictions); got None"
             )
 
     squared_error = (values - returns) ** 2
     if value_clip is not None:
-        moved = old_values + np.clip(values - old_values, -value_clip, value_clip)
+        moved = old_values + np.clip(
+            values - old_values, -value_clip, value_clip
+        )
         squared_error = np.maximum(squared_error, (moved - returns) ** 2)
     if squared_error.ndim != 2:
         if mode != "token-mean":
             raise ValueError(
-                f"mode must be 'token-mean' for values of shape {values.shape}; the other "
-                f"aggregations need a 2-D (B, L) batch of sequences; got {mode!r}"
+                "mode must be 'token-mean' for values of shape "
+                f"{values.shape}; the other aggregations need a 2-D (B, L) "
+                f"batch of sequences; got {mode!r}"
             )
-        # One row holding every position: its token mean is the token mean of the array.
-        squared_error, mask = squared_error.reshape(1, -1), mask.reshape(1, -1)
+        # One row holding every position: its token mean is the token mean of
+        # the array.
+        squared_error, mask = (
+            squared_error.reshape(1, -1),
+            mask.reshape(1, -1),
+        )
     squared_error = np.where(mask, squared_error, 0.0)
-    return 0.5 * aggregate_loss(squared_error, mask, mode, max_length, empty_rows)
+    return 0.5 * aggregate_loss(
+        squared_error, mask, mode, max_length, empty_rows
+    )
 
 
 @finite_output()
@@ -632,8 +676,9 @@ def ppo_total_loss(
     entropy_coef = _finite_real(entropy_coef, "entropy_coef")
     if entropy_coef < 0.0:
         raise ValueError(
-            f"entropy_coef must be a non-negative finite number; got {entropy_coef!r} (a negative "
-            "coefficient turns the entropy bonus into an entropy penalty)"
+            "entropy_coef must be a non-negative finite number; got "
+            f"{entropy_coef!r} (a negative coefficient turns the entropy "
+            "bonus into an entropy penalty)"
         )
 
     return policy_loss + value_coef * value_loss - entropy_coef * entropy

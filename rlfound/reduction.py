@@ -77,15 +77,20 @@ def _shape_2d(x: Any, name: str) -> tuple[int, int]:
     try:
         array = np.asarray(x)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be a rectangular array of numbers; got {x!r}") from error
+        raise ValueError(
+            f"{name} must be a rectangular array of numbers; got {x!r}"
+        ) from error
     if array.ndim != 2:
         raise ValueError(
-            f"{name} must be a 2-D array (B sequences, L positions); got shape {array.shape}"
+            f"{name} must be a 2-D array (B sequences, L positions); got "
+            f"shape {array.shape}"
         )
     return array.shape
 
 
-def _check_loss_and_mask(loss: Any, mask: Any) -> tuple[np.ndarray, np.ndarray]:
+def _check_loss_and_mask(
+    loss: Any, mask: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-token losses (B, L) and a mask of the same shape; masked entries are set to 0.
 
     Only the entries the mask selects are read, so they alone must be finite: a padded
@@ -94,7 +99,9 @@ def _check_loss_and_mask(loss: Any, mask: Any) -> tuple[np.ndarray, np.ndarray]:
     shape = _shape_2d(loss, "loss")
     raw = np.asarray(loss)
     if raw.dtype.kind not in "iuf":
-        raise ValueError(f"loss must hold real numbers; got dtype {raw.dtype}")
+        raise ValueError(
+            f"loss must hold real numbers; got dtype {raw.dtype}"
+        )
     mask = check_mask(mask, "mask", shape)
     bad = mask & ~np.isfinite(raw)
     raise_first(bad, "loss must be finite where mask is True", values=raw)
@@ -111,8 +118,9 @@ def _check_mode(
     if max_length is None:
         if mode in _NEEDS_MAX_LENGTH:
             raise ValueError(
-                f"max_length must be given for mode {mode!r}, whose normalizer is the constant "
-                "max_length (the generation budget in tokens); got None"
+                f"max_length must be given for mode {mode!r}, whose "
+                "normalizer is the constant max_length (the generation "
+                "budget in tokens); got None"
             )
         return mode, None, empty_rows
     max_length = check_positive_int(max_length, "max_length")
@@ -120,24 +128,32 @@ def _check_mode(
     if max_length < longest:
         row = int(np.argmax(mask.sum(axis=1)))
         raise ValueError(
-            f"max_length must be at least the number of tokens of every sequence (row {row} "
-            f"has {longest}); got {max_length}"
+            "max_length must be at least the number of tokens of every "
+            f"sequence (row {row} has {longest}); got {max_length}"
         )
     return mode, max_length, empty_rows
 
 
-def _sequences_averaged(mask: np.ndarray, mode: str, empty_rows: str) -> np.ndarray:
+def _sequences_averaged(
+    mask: np.ndarray, mode: str, empty_rows: str
+) -> np.ndarray:
     """Which rows count in the number of sequences B of a per-sequence mode (never zero)."""
-    rows = mask.any(axis=1) if empty_rows == "skip" else np.ones(mask.shape[0], dtype=bool)
+    rows = (
+        mask.any(axis=1)
+        if empty_rows == "skip"
+        else np.ones(mask.shape[0], dtype=bool)
+    )
     if not rows.any():
         if mask.shape[0] == 0:
             raise ValueError(
-                f"mask must have at least one row (sequence) for mode {mode!r}, which divides "
-                f"by the number of sequences; got shape {mask.shape}"
+                "mask must have at least one row (sequence) for mode "
+                f"{mode!r}, which divides by the number of sequences; got "
+                f"shape {mask.shape}"
             )
         raise ValueError(
-            f"mask must select at least one token for mode {mode!r} with empty_rows='skip' "
-            f"(no sequence is left to average over); got an all-zero mask of shape {mask.shape}"
+            f"mask must select at least one token for mode {mode!r} with "
+            "empty_rows='skip' (no sequence is left to average over); got "
+            f"an all-zero mask of shape {mask.shape}"
         )
     return rows
 
@@ -146,31 +162,42 @@ def _no_tokens(mask: np.ndarray, mode: str | None = None) -> ValueError:
     """The error of a mean over no tokens at all (naming ``mask``)."""
     which = f" for mode {mode!r}" if mode else ""
     return ValueError(
-        f"mask must select at least one token{which} (the mean of no tokens is undefined); "
-        f"got an all-zero mask of shape {mask.shape}"
+        f"mask must select at least one token{which} (the mean of no tokens "
+        f"is undefined); got an all-zero mask of shape {mask.shape}"
     )
 
 
-def _check_ids(turn_ids: Any, task_ids: Any, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _check_ids(
+    turn_ids: Any, task_ids: Any, mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Turn labels per token (default one turn per row) and task labels per row (default:
     every row its own task); a token the mask selects must belong to a turn (id >= 0)."""
     num_rows, length = mask.shape
     if turn_ids is None:
         turn_ids = np.zeros(mask.shape, dtype=np.int64)
     else:
-        turn_ids = check_indices(turn_ids, "turn_ids", length, minimum=-1, kind="turn")
-        check_shape(turn_ids, "turn_ids", mask.shape, "the shape of loss and mask")
+        turn_ids = check_indices(
+            turn_ids, "turn_ids", length, minimum=-1, kind="turn"
+        )
+        check_shape(
+            turn_ids, "turn_ids", mask.shape, "the shape of loss and mask"
+        )
         orphan = mask & (turn_ids < 0)
         raise_first(
             orphan,
-            "turn_ids must be >= 0 where mask is True (every policy token belongs to a turn)",
+            "turn_ids must be >= 0 where mask is True (every policy token "
+            "belongs to a turn)",
             got="-1",
         )
     if task_ids is None:
         task_ids = np.arange(num_rows, dtype=np.int64)
     else:
-        task_ids = check_indices(task_ids, "task_ids", _ANY_LABEL, kind="task")
-        check_shape(task_ids, "task_ids", (num_rows,), "one entry per row (sequence)")
+        task_ids = check_indices(
+            task_ids, "task_ids", _ANY_LABEL, kind="task"
+        )
+        check_shape(
+            task_ids, "task_ids", (num_rows,), "one entry per row (sequence)"
+        )
     return turn_ids, task_ids
 
 
@@ -178,14 +205,19 @@ def _check_shards(sums: Any, counts: Any) -> tuple[np.ndarray, np.ndarray]:
     """Per-shard loss sums and non-negative token counts, not all zero, 0 sum where 0 count."""
     sums = as_float_array(sums, "sums", ndim=1)
     counts = as_float_array(counts, "counts", ndim=1)
-    check_shape(counts, "counts", sums.shape, "one entry per shard, the shape of sums")
+    check_shape(
+        counts,
+        "counts",
+        sums.shape,
+        "one entry per shard, the shape of sums",
+    )
     counts = check_weights(counts, "counts")
     orphan = (counts == 0.0) & (sums != 0.0)
     if orphan.any():
         shard = int(np.flatnonzero(orphan)[0])
         raise ValueError(
-            f"sums must be 0 where counts is 0 (a shard without tokens has no loss); got "
-            f"{float(sums[shard])!r} at index ({shard},)"
+            "sums must be 0 where counts is 0 (a shard without tokens has "
+            f"no loss); got {float(sums[shard])!r} at index ({shard},)"
         )
     return sums, counts
 
@@ -301,7 +333,9 @@ def aggregate_loss(
     0.875
     """
     loss, mask = _check_loss_and_mask(loss, mask)
-    mode, max_length, empty_rows = _check_mode(mask, mode, max_length, empty_rows)
+    mode, max_length, empty_rows = _check_mode(
+        mask, mode, max_length, empty_rows
+    )
 
     lengths = mask.sum(axis=1)  # L_i
     sums = loss.sum(axis=1)  # Σ_j m_ij ℓ_ij (masked entries are already 0)
@@ -312,10 +346,15 @@ def aggregate_loss(
     if mode == "seq-mean-token-sum-norm":
         return float(sums.sum() / max_length)
 
-    counted = _sequences_averaged(mask, mode, empty_rows)  # the B sequences averaged over
+    counted = _sequences_averaged(
+        mask, mode, empty_rows
+    )  # the B sequences averaged over
     if mode == "seq-mean-token-mean":
-        # A counted empty row is a sequence with loss 0 (TRL clamps its length to 1).
-        per_sequence = np.divide(sums, lengths, out=np.zeros_like(sums), where=lengths > 0)
+        # A counted empty row is a sequence with loss 0 (TRL clamps its
+        # length to 1).
+        per_sequence = np.divide(
+            sums, lengths, out=np.zeros_like(sums), where=lengths > 0
+        )
     elif mode == "seq-mean-token-sum":
         per_sequence = sums
     else:  # "dr-grpo"
@@ -377,7 +416,9 @@ def token_weights(
            [0.16666667, 0.16666667, 0.16666667]])
     """
     mask = check_mask(mask, "mask", _shape_2d(mask, "mask"))
-    mode, max_length, empty_rows = _check_mode(mask, mode, max_length, empty_rows)
+    mode, max_length, empty_rows = _check_mode(
+        mask, mode, max_length, empty_rows
+    )
 
     m = mask.astype(np.float64)
     lengths = m.sum(axis=1, keepdims=True)
@@ -390,7 +431,9 @@ def token_weights(
 
     num_sequences = _sequences_averaged(mask, mode, empty_rows).sum()
     if mode == "seq-mean-token-mean":
-        return np.divide(m, num_sequences * lengths, out=np.zeros_like(m), where=m > 0)
+        return np.divide(
+            m, num_sequences * lengths, out=np.zeros_like(m), where=m > 0
+        )
     if mode == "seq-mean-token-sum":
         return m / num_sequences
     return m / (num_sequences * max_length)  # "dr-grpo"
@@ -414,7 +457,8 @@ def aggregate_hierarchical(
     trajectory τ and n_k the tokens of turn k (all counted over the tokens the mask selects;
     a turn, trajectory or task without tokens is left out):
 
-        aggregate = (1/|Q|) Σ_q (1/|T_q|) Σ_{τ ∈ T_q} (1/|K_τ|) Σ_{k ∈ K_τ} (1/n_k) Σ_{j ∈ k} ℓ_j.
+        aggregate = (1/|Q|) Σ_q (1/|T_q|) Σ_{τ ∈ T_q}
+                    (1/|K_τ|) Σ_{k ∈ K_τ} (1/n_k) Σ_{j ∈ k} ℓ_j.
 
     Every task gets the same total weight 1/|Q|, however many trajectories were sampled for
     it; every trajectory of a task the same share, however many turns it took; every turn
@@ -471,7 +515,9 @@ def aggregate_hierarchical(
         for row in np.flatnonzero((task_ids == task) & mask.any(axis=1)):
             turns = turn_ids[row][mask[row]]
             tokens = loss[row][mask[row]]
-            turn_means = [tokens[turns == turn].mean() for turn in np.unique(turns)]
+            turn_means = [
+                tokens[turns == turn].mean() for turn in np.unique(turns)
+            ]
             trajectory_means.append(np.mean(turn_means))
         task_means.append(np.mean(trajectory_means))
     return float(np.mean(task_means))
@@ -479,7 +525,9 @@ def aggregate_hierarchical(
 
 @finite_output()
 def hierarchical_weights(
-    mask: ArrayLike, turn_ids: ArrayLike | None = None, task_ids: ArrayLike | None = None
+    mask: ArrayLike,
+    turn_ids: ArrayLike | None = None,
+    task_ids: ArrayLike | None = None,
 ) -> np.ndarray:
     """The weight of every token in :func:`aggregate_hierarchical`.
 
@@ -596,13 +644,22 @@ def shard_sums(
     """
     loss, mask = _check_loss_and_mask(loss, mask)
     num_shards = check_size(
-        check_positive_int(num_shards, "num_shards"), "num_shards", MAX_ARRAY_ENTRIES, "shards"
+        check_positive_int(num_shards, "num_shards"),
+        "num_shards",
+        MAX_ARRAY_ENTRIES,
+        "shards",
     )
     shards = check_indices(shards, "shards", num_shards, kind="shard")
-    check_shape(shards, "shards", (loss.shape[0],), "one entry per row (sequence)")
+    check_shape(
+        shards, "shards", (loss.shape[0],), "one entry per row (sequence)"
+    )
 
-    sums = np.bincount(shards, weights=loss.sum(axis=1), minlength=num_shards)
-    counts = np.bincount(shards, weights=mask.sum(axis=1), minlength=num_shards)
+    sums = np.bincount(
+        shards, weights=loss.sum(axis=1), minlength=num_shards
+    )
+    counts = np.bincount(
+        shards, weights=mask.sum(axis=1), minlength=num_shards
+    )
     return sums.astype(np.float64), counts.astype(np.float64)
 
 
@@ -691,22 +748,27 @@ def mean_of_local_means(sums: ArrayLike, counts: ArrayLike) -> float:
     empty = counts == 0.0
     if empty.any():
         raise ValueError(
-            "counts must be positive for every shard when each shard divides by its own "
-            f"count; got 0.0 at index ({int(np.flatnonzero(empty)[0])},)"
+            "counts must be positive for every shard when each shard "
+            "divides by its own count; got 0.0 at index "
+            f"({int(np.flatnonzero(empty)[0])},)"
         )
     return float(np.mean(sums / counts))
 
 
 @finite_output()
-def shard_losses(sums: ArrayLike, counts: ArrayLike, combine: str = "sum") -> np.ndarray:
+def shard_losses(
+    sums: ArrayLike, counts: ArrayLike, combine: str = "sum"
+) -> np.ndarray:
     """The loss each shard should differentiate so that the combined gradient is the global one.
 
     Every shard divides its own loss sum by the token count N = Σ_s n_s of the whole batch,
     known before the backward passes:
 
-        combine="sum":   loss_s = a_s / N        (gradient accumulation: gradients add up)
-        combine="mean":  loss_s = S a_s / N      (data-parallel workers: an all-reduce
-                                                  averages the S gradients)
+        combine="sum":   loss_s = a_s / N
+                         (gradient accumulation: gradients add up)
+        combine="mean":  loss_s = S a_s / N
+                         (data-parallel workers: an all-reduce averages
+                         the S gradients)
 
     Summing (or averaging) the returned losses, and so their gradients, gives the global
     token mean Σ a_s / N exactly; a shard's tokens then weigh 1/N each, as in the

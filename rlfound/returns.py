@@ -25,12 +25,20 @@ from rlfound._validation import (
     finite_output,
 )
 
-__all__ = ["discounted_cumsum", "discounted_returns", "packed_discounted_returns"]
+__all__ = [
+    "discounted_cumsum",
+    "discounted_returns",
+    "packed_discounted_returns",
+]
 
 
 @finite_output()
 def discounted_cumsum(
-    terms: ArrayLike, discounts: ArrayLike, *, axis: int = -1, method: str = "auto"
+    terms: ArrayLike,
+    discounts: ArrayLike,
+    *,
+    axis: int = -1,
+    method: str = "auto",
 ) -> np.ndarray:
     """Discounted sums from every step to the end: the backward scan.
 
@@ -100,16 +108,28 @@ def discounted_cumsum(
     terms = as_float_array(terms, "terms", min_ndim=1)
     discounts = as_float_array(discounts, "discounts")
     if discounts.ndim > 0:
-        check_shape(discounts, "discounts", terms.shape, "the shape of terms (or no axes)")
+        check_shape(
+            discounts,
+            "discounts",
+            terms.shape,
+            "the shape of terms (or no axes)",
+        )
     axis = _scan.time_axis(axis, terms.shape)
     if _scan.form(method, terms.shape, axis) == "banded":  # fast path
         return _scan.scan(_scan.Terms(terms), discounts, axis=axis)
-    discounts = np.broadcast_to(discounts, terms.shape)  # a scalar: the same c every step
+    discounts = np.broadcast_to(
+        discounts, terms.shape
+    )  # a scalar: the same c every step
     # Time on the last axis, as views: no data moves.
-    terms, discounts = np.moveaxis(terms, axis, -1), np.moveaxis(discounts, axis, -1)
+    terms, discounts = (
+        np.moveaxis(terms, axis, -1),
+        np.moveaxis(discounts, axis, -1),
+    )
 
     sums = np.zeros_like(terms)
-    following = np.zeros(terms.shape[:-1])  # y_T = 0: nothing after the last step
+    following = np.zeros(
+        terms.shape[:-1]
+    )  # y_T = 0: nothing after the last step
     for t in reversed(range(terms.shape[-1])):
         following = terms[..., t] + discounts[..., t] * following
         sums[..., t] = following
@@ -183,8 +203,8 @@ def packed_discounted_returns(
     """Discounted returns of a stream that packs several episodes back to back along time.
 
         G_t = r_t + γ [(1 - done_t) G_{t+1} + cut_t V_next,t],
-        done_t = terminated_t or cut_t,    cut_t = truncated_t, or t is the last step and
-        not terminated_t.
+        done_t = terminated_t or cut_t,
+        cut_t = truncated_t, or t is the last step and not terminated_t.
 
     A return never runs past the end of its episode. At a true termination nothing follows
     (G_t = r_t). At a truncation by a time limit the episode would have gone on, so the
@@ -247,24 +267,42 @@ def packed_discounted_returns(
     ...                           terminated=[0, 1, 0, 0], truncated=[0, 0, 0, 0], gamma=0.5)
     array([1.5, 1. , 4. , 6. ])
     """
-    # inf and NaN are looked for only if the result has one (see finite_output).
-    rewards = as_float_array(rewards, "rewards", min_ndim=1, check_finite=False)
-    next_values = as_float_array_like(
-        next_values, "next_values", rewards.shape, "rewards", check_finite=False
+    # inf and NaN are looked for only if the result has one (see
+    # finite_output).
+    rewards = as_float_array(
+        rewards, "rewards", min_ndim=1, check_finite=False
     )
-    terminated, truncated = check_episode_flags(terminated, truncated, rewards.shape)
+    next_values = as_float_array_like(
+        next_values,
+        "next_values",
+        rewards.shape,
+        "rewards",
+        check_finite=False,
+    )
+    terminated, truncated = check_episode_flags(
+        terminated, truncated, rewards.shape
+    )
     gamma = check_unit_interval(gamma, "gamma")
     axis = _scan.time_axis(axis, rewards.shape)
 
     cut = truncated.copy()
     last = (slice(None),) * axis + (-1,)  # the last step of every stream
-    cut[last] |= ~terminated[last]  # the stream's end cuts a still-running episode
+    cut[last] |= ~terminated[
+        last
+    ]  # the stream's end cuts a still-running episode
     ends = terminated | cut
     if _scan.form(method, rewards.shape, axis) == "banded":  # fast path
-        return _scan.scan(_scan.Terms(rewards, next_values, gamma, only=cut), gamma, ends, axis)
-    # Only the cut steps read next_values: a value stored anywhere else cannot leak in.
+        return _scan.scan(
+            _scan.Terms(rewards, next_values, gamma, only=cut),
+            gamma,
+            ends,
+            axis,
+        )
+    # Only the cut steps read next_values: a value stored anywhere else
+    # cannot leak in.
     terms = rewards.copy()
     terms[cut] += gamma * next_values[cut]
-    # The sum stops at the end of every episode: a factor of 0 there, γ elsewhere.
+    # The sum stops at the end of every episode: a factor of 0 there, γ
+    # elsewhere.
     discounts = np.where(ends, 0.0, gamma)
     return discounted_cumsum(terms, discounts, axis=axis, method="loop")

@@ -97,7 +97,9 @@ def enumerate_sequences(vocab_size: int, length: int) -> np.ndarray:
     length = check_nonnegative_int(length, "length")
     count = capped_power(vocab_size, length)
     check_enumeration_size(
-        count, "length", f"V**L = {vocab_size}**{length} > {MAX_ENUMERATION} sequences"
+        count,
+        "length",
+        f"V**L = {vocab_size}**{length} > {MAX_ENUMERATION} sequences",
     )
 
     rows = itertools.product(range(vocab_size), repeat=length)
@@ -108,8 +110,9 @@ def enumerate_sequences(vocab_size: int, length: int) -> np.ndarray:
 def token_logprobs(logits: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     """Log-probability of each chosen token under the logits at its position.
 
-        token_logprobs[..., j] = log softmax(logits[..., j, :])[tokens[..., j]]
-                               = z_{j, x_j} - logsumexp(z_j).
+        token_logprobs[..., j]
+            = log softmax(logits[..., j, :])[tokens[..., j]]
+            = z_{j, x_j} - logsumexp(z_j).
 
     ``logits[..., j, :]`` must be the model's output *given the prefix* x_<j (the usual
     shift by one is the caller's job); this function only gathers and normalizes.
@@ -147,12 +150,18 @@ def token_logprobs(logits: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     logits = check_logits(logits, min_ndim=2)
     tokens = check_categories(tokens, "tokens", logits, kind="token")
 
-    all_logprobs = log_softmax(logits)  # log π(v | x_<j) for every v in the vocabulary
-    return np.take_along_axis(all_logprobs, tokens[..., None], axis=-1)[..., 0]
+    all_logprobs = log_softmax(
+        logits
+    )  # log π(v | x_<j) for every v in the vocabulary
+    return np.take_along_axis(all_logprobs, tokens[..., None], axis=-1)[
+        ..., 0
+    ]
 
 
 @finite_output()
-def sequence_logprob(logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.ndarray | float:
+def sequence_logprob(
+    logprobs: ArrayLike, mask: ArrayLike | None = None
+) -> np.ndarray | float:
     """Log-probability of a sequence: the sum of its (masked) token log-probabilities.
 
         log π(x) = Σ_j m_j log π(x_j | x_<j),
@@ -196,7 +205,8 @@ def sequence_logprob(logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.n
     logprobs = check_logprobs(logprobs, "logprobs")
     mask = check_optional_mask(mask, "mask", logprobs.shape)
 
-    # where(), not a product: a masked-out position must not contribute even as -0.0.
+    # where(), not a product: a masked-out position must not contribute even
+    # as -0.0.
     total = np.where(mask, logprobs, 0.0).sum(axis=-1)
     return float(total) if total.ndim == 0 else total
 
@@ -205,7 +215,8 @@ def sequence_logprob(logprobs: ArrayLike, mask: ArrayLike | None = None) -> np.n
 def bigram_logits(bigram_table: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     """Next-token logits of a bigram model: a tiny autoregressive policy one can enumerate.
 
-        logits[..., j, :] = table[x_{j-1}]  for j >= 1,    logits[..., 0, :] = table[V],
+        logits[..., j, :] = table[x_{j-1}]  for j >= 1,
+        logits[..., 0, :] = table[V],
 
     where row V of the (V + 1, V) table is the begin-of-sequence row. The distribution of
     token j depends on the prefix only through x_{j-1}, which is enough to make the
@@ -246,11 +257,16 @@ def bigram_logits(bigram_table: ArrayLike, tokens: ArrayLike) -> np.ndarray:
     """
     table = check_bigram_table(bigram_table)
     vocab_size = table.shape[1]
-    tokens = check_indices(tokens, "tokens", vocab_size, min_ndim=1, kind="token")
+    tokens = check_indices(
+        tokens, "tokens", vocab_size, min_ndim=1, kind="token"
+    )
 
     begin = np.full((*tokens.shape[:-1], 1), vocab_size)
-    # Shift right by one: position j is conditioned on token j - 1 (begin-of-sequence at 0).
-    previous = np.concatenate([begin, tokens], axis=-1)[..., : tokens.shape[-1]]
+    # Shift right by one: position j is conditioned on token j - 1
+    # (begin-of-sequence at 0).
+    previous = np.concatenate([begin, tokens], axis=-1)[
+        ..., : tokens.shape[-1]
+    ]
     return table[previous]
 
 
@@ -305,19 +321,33 @@ def parser_marginal(
     >>> parser_marginal(np.log([0.5, 0.2, 0.2, 0.1]), actions=[0, 1, 0, -1], num_actions=2)
     array([0.7, 0.2])
     """
-    logprobs = check_sequence_logprobs(sequence_logprobs, "sequence_logprobs")
+    logprobs = check_sequence_logprobs(
+        sequence_logprobs, "sequence_logprobs"
+    )
     num_actions = check_positive_int(num_actions, "num_actions")
     actions = check_indices(actions, "actions", num_actions, minimum=-1)
-    check_size(max(actions.size, 1) * num_actions, "num_actions", MAX_ARRAY_ENTRIES, "entries")
+    check_size(
+        max(actions.size, 1) * num_actions,
+        "num_actions",
+        MAX_ARRAY_ENTRIES,
+        "entries",
+    )
     check_shape(actions, "actions", logprobs.shape, "one entry per sequence")
 
-    parses_to = actions == np.arange(num_actions)[:, None]  # [a, i]: g(x_i) = a
-    # exp(logsumexp) of the matching log π(x_i): exact even when every π(x_i) underflows.
-    return np.exp(special.logsumexp(np.where(parses_to, logprobs, -np.inf), axis=1))
+    parses_to = (
+        actions == np.arange(num_actions)[:, None]
+    )  # [a, i]: g(x_i) = a
+    # exp(logsumexp) of the matching log π(x_i): exact even when every π(x_i)
+    # underflows.
+    return np.exp(
+        special.logsumexp(np.where(parses_to, logprobs, -np.inf), axis=1)
+    )
 
 
 @finite_output()
-def negative_log_likelihood(logprobs: ArrayLike, mask: ArrayLike | None = None) -> float:
+def negative_log_likelihood(
+    logprobs: ArrayLike, mask: ArrayLike | None = None
+) -> float:
     """Negative log-likelihood of token data: the teacher-forcing (pre-training) loss.
 
         L_NLL = - Σ_{sequences} Σ_j m_j log π_θ(x_j | x_<j).
@@ -364,7 +394,9 @@ def negative_log_likelihood(logprobs: ArrayLike, mask: ArrayLike | None = None) 
 
 
 @finite_output()
-def cross_entropy_logit_gradient(logits: ArrayLike, targets: ArrayLike) -> np.ndarray:
+def cross_entropy_logit_gradient(
+    logits: ArrayLike, targets: ArrayLike
+) -> np.ndarray:
     """Gradient of the cross-entropy -log softmax(z)[y] with respect to the logits z.
 
         ∂/∂z (-log softmax(z)_y) = softmax(z) - e_y = -(e_y - softmax(z)).
@@ -412,11 +444,15 @@ def cross_entropy_logit_gradient(logits: ArrayLike, targets: ArrayLike) -> np.nd
 
 
 @finite_output()
-def expand_turn_values_to_tokens(turn_values: ArrayLike, token_turn_ids: ArrayLike) -> np.ndarray:
+def expand_turn_values_to_tokens(
+    turn_values: ArrayLike, token_turn_ids: ArrayLike
+) -> np.ndarray:
     """Copy one value per turn onto every policy token of that turn.
 
-        out[..., j] = turn_values[..., k]  if token j was generated in turn k,
-        out[..., j] = 0                    if token j is not a policy token (id -1).
+        out[..., j] = turn_values[..., k]
+                      if token j was generated in turn k,
+        out[..., j] = 0
+                      if token j is not a policy token (id -1).
 
     This is how a turn-level return G_t reaches the token-level REINFORCE sum: every token
     of the turn's action receives the same weight, and prompt, observation and padding
@@ -455,10 +491,17 @@ def expand_turn_values_to_tokens(turn_values: ArrayLike, token_turn_ids: ArrayLi
     """
     turn_values = as_float_array(turn_values, "turn_values", min_ndim=1)
     num_turns = turn_values.shape[-1]
-    ids = check_indices(token_turn_ids, "token_turn_ids", num_turns, minimum=-1, kind="turn")
-    check_leading_shape(ids, "token_turn_ids", turn_values.shape[:-1], "turn_values")
+    ids = check_indices(
+        token_turn_ids, "token_turn_ids", num_turns, minimum=-1, kind="turn"
+    )
+    check_leading_shape(
+        ids, "token_turn_ids", turn_values.shape[:-1], "turn_values"
+    )
 
-    # Append a zero column and send id -1 there, so non-policy tokens get an exact 0.
-    padded = np.concatenate([turn_values, np.zeros((*turn_values.shape[:-1], 1))], axis=-1)
+    # Append a zero column and send id -1 there, so non-policy tokens get an
+    # exact 0.
+    padded = np.concatenate(
+        [turn_values, np.zeros((*turn_values.shape[:-1], 1))], axis=-1
+    )
     columns = np.where(ids < 0, num_turns, ids)
     return np.take_along_axis(padded, columns, axis=-1)

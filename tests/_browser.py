@@ -9,8 +9,8 @@ fresh profile with its background services (updates, sync, QUIC) switched off.
 :class:`BrowserSession` opens one page after another in one browser and returns, per page,
 what a reader would have seen go wrong: console errors and uncaught exceptions, requests that
 failed or left the machine, formulas MathJax did not typeset or reported as erroneous, raw
-TeX left in the text, images that did not load, the download menu's entries and the notebook
-it serves.
+TeX left in the text, images that did not load, listings and display equations wider than
+their box, the download menu's entries and the notebook it serves.
 """
 
 from __future__ import annotations
@@ -99,6 +99,32 @@ BROKEN_IMAGES = """async () => {
 }"""
 
 
+#: The library listings (``{listing}``, whose code block has the class ``library-listing``) and
+#: the display equations that do not fit their box at the window's width. Each box scrolls
+#: sideways when its content is wider (a listing's ``pre`` and, in the theme, a display's
+#: ``mjx-container``), so a box whose scrolling width exceeds its visible width is one a reader
+#: would have to scroll; a pixel is allowed for the rounding of fractional widths.
+WIDE_BLOCKS = """() => {
+  const wide = [];
+  const describe = (box) => `${box.scrollWidth} px of content in a ${box.clientWidth} px box`;
+  for (const pre of document.querySelectorAll(".library-listing pre")) {
+    if (pre.scrollWidth > pre.clientWidth + 1) {
+      const first = pre.textContent.split("\\n").find((line) => line.trim()) || "";
+      wide.push(`listing "${first.trim().slice(0, 60)}": ${describe(pre)}`);
+    }
+  }
+  for (const formula of document.querySelectorAll("mjx-container[display]")) {
+    if (formula.scrollWidth > formula.clientWidth + 1) {
+      const math = formula.closest(".math");
+      const name = math && math.id ? math.id.replace(/^equation-/, "")
+        : (formula.querySelector("mjx-assistive-mml") || formula).textContent.slice(0, 60);
+      wide.push(`equation ${name}: ${describe(formula)}`);
+    }
+  }
+  return wide;
+}"""
+
+
 def find_chromium() -> Path | None:
     """The distribution's Chromium, if installed."""
     found = shutil.which("chromium")
@@ -128,6 +154,8 @@ class PageReport:
     math: dict = field(default_factory=dict)
     raw_tex: list[str] = field(default_factory=list)
     images: dict = field(default_factory=dict)
+    #: Listings and display equations wider than their box: see ``WIDE_BLOCKS``.
+    wide_blocks: list[str] = field(default_factory=list)
     downloads: dict[str, str] = field(default_factory=dict)
     #: The text the download menu's ``.ipynb`` entry serves, if it has one.
     notebook: str | None = None
@@ -217,6 +245,8 @@ class BrowserSession:
         try:
             report.math = page.evaluate(MATH_STATE)
             report.images = page.evaluate(BROKEN_IMAGES)
+            # After MathJax's pass (MATH_STATE waits for it): the formulas have their widths.
+            report.wide_blocks = page.evaluate(WIDE_BLOCKS)
             prose = page.evaluate(VISIBLE_PROSE)
             report.raw_tex = sorted(
                 {prose[max(0, m.start() - 30) : m.end() + 30] for m in RAW_TEX.finditer(prose)}

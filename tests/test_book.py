@@ -14,7 +14,8 @@ buttons for a sample JupyterHub.
 
 The full edition is then opened in headless Chromium with the network off (``tests/_browser.py``):
 every chapter and solution page must typeset all of its mathematics, load all of its figures,
-log no error and offer its executed notebook for download. Screenshots of each page's first
+log no error, show no listing or display equation wider than its box at a 1280-pixel window,
+and offer its executed notebook for download. Screenshots of each page's first
 screen are kept in ``_build/screenshots/`` (whole pages with
 ``RLFOUND_FULL_PAGE_SCREENSHOTS=1``).
 """
@@ -498,6 +499,9 @@ def test_a_page_renders_offline_in_a_browser(browser, document):
     if math["formulas"]:
         assert math["loaded"] and math["containers"] > 0, math
     assert not report.images["broken"], f"images not loaded: {report.images['broken']}"
+    # At the 1280-pixel window of the browser (tests/_browser.py): no listing or display
+    # equation makes the reader scroll sideways.
+    assert not report.wide_blocks, f"{document}: wider than their box: {report.wide_blocks}"
     assert (browser.screenshots / f"{document}.png").stat().st_size > 0
     assert ".ipynb" in report.downloads, f"download menu: {sorted(report.downloads)}"
     assert_executed_copy(nbformat.reads(report.notebook, as_version=4), document)

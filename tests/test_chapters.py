@@ -25,6 +25,7 @@ from pathlib import Path
 
 import jupytext
 import pytest
+import tomllib
 from bs4 import BeautifulSoup
 
 import rlfound
@@ -165,12 +166,26 @@ def test_a_listing_is_the_library_code_with_a_short_docstring(object_path: str):
     for line in shown.code.split('"""')[1].splitlines():
         equation = line.startswith(" " * 8)
         assert equation or len(line) <= listing.PROSE_WIDTH, f"{object_path}: {line!r}"
+    # And no line of the listing, code, comment or equation, is wider than the book's column.
+    wide = [line for line in shown.code.splitlines() if len(line) > listing.PROSE_WIDTH]
+    assert not wide, f"{object_path}: lines wider than {listing.PROSE_WIDTH} columns: {wide}"
+
+
+def test_the_library_is_formatted_at_the_listing_width():
+    """ruff formats the listed library at the width a listing wraps its prose to."""
+    settings = tomllib.loads((ROOT / "rlfound" / "ruff.toml").read_text(encoding="utf-8"))
+    assert settings["line-length"] == listing.PROSE_WIDTH
+    # The grader, never listed, keeps the project's width.
+    grader = tomllib.loads((ROOT / "rlfound" / "grading" / "ruff.toml").read_text("utf-8"))
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "line-length" not in grader
+    assert project["tool"]["ruff"]["line-length"] == 100
 
 
 def test_a_listing_keeps_the_summary_and_its_equation():
     shown = listing.read_listing("rlfound.returns.discounted_cumsum")
     assert shown.code.startswith(
-        "def discounted_cumsum(\n    terms: ArrayLike, discounts: ArrayLike, *,"
+        "def discounted_cumsum(\n    terms: ArrayLike,\n    discounts: ArrayLike,\n    *,"
     )
     docstring = ast.get_docstring(_function(shown.code, "discounted_cumsum"))
     assert docstring.startswith("Discounted sums from every step to the end: the backward scan.")
@@ -465,7 +480,10 @@ def test_the_listing_directive_renders_the_code_and_the_link(tmp_path: Path):
     soup = BeautifulSoup((tmp_path / "html" / "index.html").read_text("utf-8"), "html.parser")
     block = soup.select_one("div.library-listing")
     code = block.get_text()
-    assert "terms: ArrayLike, discounts: ArrayLike, *, axis: int = -1, method: str" in code
+    # One parameter a line, as the library is formatted at the listing width (line numbers
+    # stand between the lines).
+    for parameter in ("terms: ArrayLike,", "discounts: ArrayLike,", "axis: int = -1,"):
+        assert f"    {parameter}\n" in code, code
     assert "y_t = x_t + c_t y_{t+1},    y_T = 0," in code
     assert "Parameters" not in code and ">>>" not in code
     assert "def discounted_cumsum" in block.select_one(".hll").get_text()

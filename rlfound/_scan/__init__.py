@@ -115,7 +115,9 @@ def scan(
     write = _term_writer(terms)
     flat_sums = sums.reshape(-1)
     constant = np.ndim(factors) == 0
-    flat_factors = float(factors) if constant else np.asarray(factors).reshape(-1)
+    flat_factors = (
+        float(factors) if constant else np.asarray(factors).reshape(-1)
+    )
     flat_stopped = None if stopped is None else stopped.reshape(-1)
     problem = _stream.Problem(flat_sums, write, flat_factors, flat_stopped)
     if lanes == 1:

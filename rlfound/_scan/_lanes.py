@@ -28,7 +28,9 @@ ROWS = 4  # rows left to the loop once a block is halved
 NARROW = 64
 
 
-def solve_lanes(problem: Problem, start: int, lanes: int, slab: int, block: int) -> None:
+def solve_lanes(
+    problem: Problem, start: int, lanes: int, slab: int, block: int
+) -> None:
     """Fill ``sums[start:start + slab]``, a time-major (T, lanes) array, by blocks of rows."""
     if lanes < NARROW:
         _solve_narrow(problem, start, lanes, slab, block)
@@ -51,12 +53,19 @@ def solve_lanes(problem: Problem, start: int, lanes: int, slab: int, block: int)
             np.copyto(f, factors[low:high].reshape(x.shape))
         if constant and factors == 0.0:
             continue  # every sum is its own term
-        if last < horizon:  # the sums after the block, added as the loop adds them
+        if (
+            last < horizon
+        ):  # the sums after the block, added as the loop adds them
             products = scratch[:lanes]
             np.multiply(f[-1], sums[high : high + lanes], out=products)
             np.add(x[-1], products, out=x[-1])
         f[-1] = 0.0
-        _reduce(x, f, scratch, _safe_levels(f, factors if constant else None, x.shape[0]))
+        _reduce(
+            x,
+            f,
+            scratch,
+            _safe_levels(f, factors if constant else None, x.shape[0]),
+        )
 
 
 def _blocks(start: int, lanes: int, horizon: int, rows: int):
@@ -73,7 +82,9 @@ def _safe_levels(f: np.ndarray, factor: float | None, rows: int) -> int:
     else:
         magnitudes = np.abs(f)
         largest = float(magnitudes.max())
-        smallest = float(np.min(magnitudes, where=magnitudes > 0.0, initial=1.0))
+        smallest = float(
+            np.min(magnitudes, where=magnitudes > 0.0, initial=1.0)
+        )
     levels = 0
     if largest <= 1.0 and smallest > 0.0:
         while rows >> levels > ROWS and smallest**2 ** (levels + 1) >= TINY:
@@ -81,7 +92,9 @@ def _safe_levels(f: np.ndarray, factor: float | None, rows: int) -> int:
     return levels
 
 
-def _reduce(x: np.ndarray, f: np.ndarray, scratch: np.ndarray, levels: int) -> None:
+def _reduce(
+    x: np.ndarray, f: np.ndarray, scratch: np.ndarray, levels: int
+) -> None:
     """Solve the rows of ``x`` in place, row t with factor ``f[t]`` (0 at the last row)."""
     halved = []
     for _ in range(levels):
@@ -90,22 +103,32 @@ def _reduce(x: np.ndarray, f: np.ndarray, scratch: np.ndarray, levels: int) -> N
         products = scratch[: pairs * x.shape[1]].reshape(odd.shape)
         np.multiply(f[0::2][:pairs], odd, out=products)
         np.add(even[:pairs], products, out=even[:pairs])  # x_i + c_i x_{i+1}
-        np.multiply(f[0::2][:pairs], f[1::2], out=f[0::2][:pairs])  # c_i c_{i+1}
+        np.multiply(
+            f[0::2][:pairs], f[1::2], out=f[0::2][:pairs]
+        )  # c_i c_{i+1}
         halved.append((x, f))
         x, f = even, f[0::2]
     products = scratch[: x.shape[1]]
-    for row in range(x.shape[0] - 2, -1, -1):  # the rows left, one after the other
+    for row in range(
+        x.shape[0] - 2, -1, -1
+    ):  # the rows left, one after the other
         np.multiply(f[row], x[row + 1], out=products)
         np.add(x[row], products, out=x[row])  # x_t + c_t y_{t+1}
     for x, f in reversed(halved):
         even, odd = x[0::2], x[1::2]
-        count = (x.shape[0] - 1) // 2  # the odd rows with an even row after them
+        count = (
+            x.shape[0] - 1
+        ) // 2  # the odd rows with an even row after them
         products = scratch[: count * x.shape[1]].reshape(count, x.shape[1])
         np.multiply(f[1::2][:count], even[1 : count + 1], out=products)
-        np.add(odd[:count], products, out=odd[:count])  # y_{i+1} = x_{i+1} + c y_{i+2}
+        np.add(
+            odd[:count], products, out=odd[:count]
+        )  # y_{i+1} = x_{i+1} + c y_{i+2}
 
 
-def _solve_narrow(problem: Problem, start: int, lanes: int, slab: int, block: int) -> None:
+def _solve_narrow(
+    problem: Problem, start: int, lanes: int, slab: int, block: int
+) -> None:
     """:func:`solve_lanes` for a few streams: each block turned stream by stream, solved, and
     turned back.
 
@@ -119,7 +142,10 @@ def _solve_narrow(problem: Problem, start: int, lanes: int, slab: int, block: in
     rows = rows - rows % aligned if rows >= aligned else rows
     streams = np.empty(min(rows, horizon) * lanes)
     band = np.empty((streams.size + 1, 2))
-    filled = [None, 0]  # what the band holds (see rlfound._scan._stream._solve_constant)
+    filled = [
+        None,
+        0,
+    ]  # what the band holds (see rlfound._scan._stream._solve_constant)
     constant = isinstance(factors, float)
     for first, last, low, high in _blocks(start, lanes, horizon, rows):
         write(low, high, sums[low:high])
@@ -129,24 +155,40 @@ def _solve_narrow(problem: Problem, start: int, lanes: int, slab: int, block: in
         np.copyto(by_stream, by_step.T)
         steps = last - first
         if constant:
-            if last < horizon and factors != 0.0:  # each stream adds c times its next sum
+            if (
+                last < horizon and factors != 0.0
+            ):  # each stream adds c times its next sum
                 carry = factors * sums[high : high + lanes]
                 if stopped is not None:
                     carry[stopped[high - lanes : high]] = 0.0
                 by_stream[:, -1] += carry
             zeros = np.empty(0, dtype=int)
-            if stopped is not None:  # found in the block as it is, then renumbered by stream
-                step, stream = np.divmod(np.flatnonzero(stopped[low:high]), lanes)
+            if (
+                stopped is not None
+            ):  # found in the block as it is, then renumbered by stream
+                step, stream = np.divmod(
+                    np.flatnonzero(stopped[low:high]), lanes
+                )
                 zeros = np.sort(stream * steps + step)
             in_place = steps % aligned == 0
-            if not in_place:  # each stream's last step is listed with the zeros
-                zeros = np.union1d(zeros, np.arange(steps - 1, flat.size, steps))
+            if (
+                not in_place
+            ):  # each stream's last step is listed with the zeros
+                zeros = np.union1d(
+                    zeros, np.arange(steps - 1, flat.size, steps)
+                )
             row_end = steps - 1 if in_place else None
-            _stream._solve_constant(flat, None, factors, zeros, row_end, steps, band, filled)
+            _stream._solve_constant(
+                flat, None, factors, zeros, row_end, steps, band, filled
+            )
         else:
             by_stream_factors = factors[low:high].reshape(steps, lanes).T
             if last < horizon:
-                by_stream[:, -1] += by_stream_factors[:, -1] * sums[high : high + lanes]
-            flat_factors = np.ascontiguousarray(by_stream_factors).reshape(-1)
+                by_stream[:, -1] += (
+                    by_stream_factors[:, -1] * sums[high : high + lanes]
+                )
+            flat_factors = np.ascontiguousarray(by_stream_factors).reshape(
+                -1
+            )
             _stream._solve_general(flat, None, flat_factors, 0, steps, band)
         np.copyto(by_step, by_stream.T)

@@ -72,11 +72,21 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
     in_place = horizon % 2**LEVELS == 0 and block % 2**LEVELS == 0
     if constant:
         if in_place:
-            stop_steps = np.flatnonzero(stopped) if stopped is not None else np.empty(0, int)
-            if size >= HALVING_MIN:  # a stop at a row's end is that row's end: not listed
+            stop_steps = (
+                np.flatnonzero(stopped)
+                if stopped is not None
+                else np.empty(0, int)
+            )
+            if (
+                size >= HALVING_MIN
+            ):  # a stop at a row's end is that row's end: not listed
                 stop_steps = stop_steps[(stop_steps + 1) % horizon != 0]
         else:
-            stops = np.zeros(size, dtype=bool) if stopped is None else stopped.copy()
+            stops = (
+                np.zeros(size, dtype=bool)
+                if stopped is None
+                else stopped.copy()
+            )
             stops[horizon - 1 :: horizon] = True
             stop_steps = np.flatnonzero(stops)
     for start in range((size - 1) // block * block, -1, -block):
@@ -91,9 +101,25 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
                 first, last = np.searchsorted(stop_steps, (start, end))
                 zeros = stop_steps[first:last] - start
             row_end = (horizon - 1 - start) % horizon if in_place else None
-            _solve_constant(terms, following, factors, zeros, row_end, horizon, band, filled)
+            _solve_constant(
+                terms,
+                following,
+                factors,
+                zeros,
+                row_end,
+                horizon,
+                band,
+                filled,
+            )
         else:
-            _solve_general(terms, following, factors[start:end], -start % horizon, horizon, band)
+            _solve_general(
+                terms,
+                following,
+                factors[start:end],
+                -start % horizon,
+                horizon,
+                band,
+            )
 
 
 def _solve_general(
@@ -106,7 +132,9 @@ def _solve_general(
 ) -> None:
     """Solve one block in place, with one factor per step (0 before each row start)."""
     if following is not None and factors[-1] != 0.0:
-        terms[-1] += factors[-1] * following  # x_t + c_t y_{t+1}, as the loop adds it
+        terms[-1] += (
+            factors[-1] * following
+        )  # x_t + c_t y_{t+1}, as the loop adds it
     length = terms.size
     # Column j of the band holds A[j-1, j] = -c_{j-1} on top of the diagonal A[j, j]. BLAS
     # reads it as a Fortran-ordered (2, n) array: a C-ordered (n, 2) array transposed. The
@@ -151,11 +179,20 @@ def _solve_constant(
     length = terms.size
     levels = 0
     # Halving pays for its bookkeeping at the zeros only where they are sparse.
-    if 0.0 < abs(factor) <= 1.0 and (zeros.size + 1) * SPARSE <= length >= HALVING_MIN:
+    if (
+        0.0 < abs(factor) <= 1.0
+        and (zeros.size + 1) * SPARSE <= length >= HALVING_MIN
+    ):
         while levels < LEVELS and abs(factor) ** 2 ** (levels + 1) >= TINY:
             levels += 1
-    if following is not None and factor != 0.0 and (zeros.size == 0 or zeros[-1] != length - 1):
-        terms[-1] += factor * following  # x_t + c y_{t+1}, as the loop adds it
+    if (
+        following is not None
+        and factor != 0.0
+        and (zeros.size == 0 or zeros[-1] != length - 1)
+    ):
+        terms[-1] += (
+            factor * following
+        )  # x_t + c y_{t+1}, as the loop adds it
     # The block's last step has no step after it. When the block has a multiple of
     # 2^levels steps it stays the last, odd, step of every level, which no axpy writes;
     # otherwise it is listed with the zeros.
@@ -164,7 +201,9 @@ def _solve_constant(
     halved = []
     for level in range(levels):
         stride = 1 << level
-        count = -(-length // stride)  # the steps at this level: every stride-th
+        count = -(
+            -length // stride
+        )  # the steps at this level: every stride-th
         if count < 2:
             levels = level
             break
@@ -172,12 +211,25 @@ def _solve_constant(
         kept = terms[stops]
         # x_i += c x_{i+1} at every even i, then the terms before a stop put back (the odd
         # ones are not written: putting them back too costs less than telling them apart).
-        _axpy(terms, count // 2, factor, source=stride, target=0, step=2 * stride)
+        _axpy(
+            terms,
+            count // 2,
+            factor,
+            source=stride,
+            target=0,
+            step=2 * stride,
+        )
         terms[stops] = kept
         # The rows' ends at this level: odd steps, one every `horizon` steps of the block.
-        ends = None if row_end is None else slice(row_end + 1 - stride, None, horizon)
+        ends = (
+            None
+            if row_end is None
+            else slice(row_end + 1 - stride, None, horizon)
+        )
         halved.append((stride, factor, count, stops, ends))
-        zeros = zeros >> 1  # a step listed twice is harmless: it is put back twice
+        zeros = (
+            zeros >> 1
+        )  # a step listed twice is harmless: it is put back twice
         factor = factor * factor
     stride = 1 << levels
     count = -(-length // stride)
@@ -188,25 +240,43 @@ def _solve_constant(
         filled[:] = factor, count
     cuts = zeros[zeros < count - 1] + 1
     starts = (
-        slice(0, 0) if row_end is None else slice((row_end + 1) // stride, None, horizon // stride)
+        slice(0, 0)
+        if row_end is None
+        else slice((row_end + 1) // stride, None, horizon // stride)
     )
-    above[cuts] = above[starts] = 0.0  # each stop's successor, and each row's first step
+    above[cuts] = above[starts] = (
+        0.0  # each stop's successor, and each row's first step
+    )
     _dtbsv(band[:count], terms, stride)
     above[cuts] = above[starts] = -factor
     for stride, factor, count, stops, ends in reversed(halved):
-        if count > 2:  # y_{i+1} = x_{i+1} + c y_{i+2} at every odd i + 1 with a step after it
+        if (
+            count > 2
+        ):  # y_{i+1} = x_{i+1} + c y_{i+2} at every odd i + 1 with a step after it
             # The axpy writes only odd steps: the solved even ones are put back unchanged.
             kept = terms[stops]
             row_ends = None if ends is None else terms[ends].copy()
             _axpy(
-                terms, (count - 1) // 2, factor, source=2 * stride, target=stride, step=2 * stride
+                terms,
+                (count - 1) // 2,
+                factor,
+                source=2 * stride,
+                target=stride,
+                step=2 * stride,
             )
             terms[stops] = kept
             if row_ends is not None:
                 terms[ends] = row_ends
 
 
-def _axpy(terms: np.ndarray, count: int, factor: float, source: int, target: int, step: int):
+def _axpy(
+    terms: np.ndarray,
+    count: int,
+    factor: float,
+    source: int,
+    target: int,
+    step: int,
+):
     """terms[target + k step] += factor terms[source + k step] for k < count, by BLAS ``daxpy``.
 
     In pieces of at most ``AXPY_PIECE`` entries: OpenBLAS hands an axpy of more than 10,000

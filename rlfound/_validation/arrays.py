@@ -15,7 +15,12 @@ import numpy as np
 from scipy import special
 
 from rlfound._validation.limits import SUPPORT_TOLERANCE
-from rlfound._validation.messages import at_index, first_index, raise_first, show_value
+from rlfound._validation.messages import (
+    at_index,
+    first_index,
+    raise_first,
+    show_value,
+)
 
 __all__ = [
     "as_array",
@@ -58,11 +63,18 @@ def as_array(x: Any, name: str) -> np.ndarray:
     try:
         return np.asarray(x)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be a rectangular array of numbers; got {x!r}") from error
+        raise ValueError(
+            f"{name} must be a rectangular array of numbers; got {x!r}"
+        ) from error
 
 
 def as_float_array(
-    x: Any, name: str, *, min_ndim: int = 0, ndim: int | None = None, check_finite: bool = True
+    x: Any,
+    name: str,
+    *,
+    min_ndim: int = 0,
+    ndim: int | None = None,
+    check_finite: bool = True,
 ) -> np.ndarray:
     """Convert ``x`` to a finite float64 array of the required dimension.
 
@@ -95,9 +107,13 @@ def as_float_array(
     """
     array = as_array(x, name)
     if array.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must hold real numbers; got dtype {array.dtype}")
+        raise ValueError(
+            f"{name} must hold real numbers; got dtype {array.dtype}"
+        )
     if ndim is not None and array.ndim != ndim:
-        raise ValueError(f"{name} must be a {ndim}-D array; got shape {array.shape}")
+        raise ValueError(
+            f"{name} must be a {ndim}-D array; got shape {array.shape}"
+        )
     if array.ndim < min_ndim:
         raise ValueError(
             f"{name} must have at least {min_ndim} dimension{'' if min_ndim == 1 else 's'}; "
@@ -105,12 +121,19 @@ def as_float_array(
         )
     array = array.astype(np.float64, copy=False)
     if check_finite:
-        raise_first(~np.isfinite(array), f"{name} must be finite", values=array)
+        raise_first(
+            ~np.isfinite(array), f"{name} must be finite", values=array
+        )
     return array
 
 
 def as_float_array_like(
-    x: Any, name: str, shape: tuple[int, ...], like: str, *, check_finite: bool = True
+    x: Any,
+    name: str,
+    shape: tuple[int, ...],
+    like: str,
+    *,
+    check_finite: bool = True,
 ) -> np.ndarray:
     """Convert ``x`` to a finite float64 array that has exactly ``shape``, the shape of ``like``.
 
@@ -125,7 +148,9 @@ def as_float_array_like(
     """
     array = as_float_array(x, name, check_finite=check_finite)
     if array.shape != shape:
-        raise ValueError(f"{name} must have the shape of {like}, {shape}; got shape {array.shape}")
+        raise ValueError(
+            f"{name} must have the shape of {like}, {shape}; got shape {array.shape}"
+        )
     return array
 
 
@@ -135,7 +160,9 @@ def _as_real_scalar(x: Any, name: str) -> float:
         raise ValueError(f"{name} must be a real number; got {x!r}")
     if isinstance(x, np.ndarray):
         if x.ndim != 0 or x.dtype.kind not in "iuf":
-            raise ValueError(f"{name} must be a real scalar; got an array of shape {x.shape}")
+            raise ValueError(
+                f"{name} must be a real scalar; got an array of shape {x.shape}"
+            )
         x = x.item()
     if not isinstance(x, numbers.Real):
         raise ValueError(f"{name} must be a real number; got {x!r}")
@@ -199,7 +226,9 @@ def check_unit_interval(x: Any, name: str) -> float:
     """
     value = _as_real_scalar(x, name)
     if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1]; got {show_value(value)}")
+        raise ValueError(
+            f"{name} must be in [0, 1]; got {show_value(value)}"
+        )
     return value
 
 
@@ -207,7 +236,9 @@ def check_positive_real(x: Any, name: str) -> float:
     """Return ``x`` as a float after checking that it is finite and > 0."""
     value = _as_real_scalar(x, name)
     if not (np.isfinite(value) and value > 0.0):
-        raise ValueError(f"{name} must be a positive finite number; got {show_value(value)}")
+        raise ValueError(
+            f"{name} must be a positive finite number; got {show_value(value)}"
+        )
     return value
 
 
@@ -223,8 +254,14 @@ def check_clip_ranges(
     """
     clip_low = check_nonnegative_real(clip_low, "clip_low")
     if clip_low >= 1.0:
-        raise ValueError(f"clip_low must be in [0, 1) so that 1 - clip_low > 0; got {clip_low!r}")
-    clip_high = clip_low if clip_high is None else check_nonnegative_real(clip_high, "clip_high")
+        raise ValueError(
+            f"clip_low must be in [0, 1) so that 1 - clip_low > 0; got {clip_low!r}"
+        )
+    clip_high = (
+        clip_low
+        if clip_high is None
+        else check_nonnegative_real(clip_high, "clip_high")
+    )
     if dual_clip is not None:
         dual_clip = check_positive_real(dual_clip, "dual_clip")
         if dual_clip <= 1.0:
@@ -238,7 +275,9 @@ def check_nonnegative_real(x: Any, name: str) -> float:
     """Return ``x`` as a float after checking that it is finite and >= 0."""
     value = _as_real_scalar(x, name)
     if not (np.isfinite(value) and value >= 0.0):
-        raise ValueError(f"{name} must be a non-negative finite number; got {show_value(value)}")
+        raise ValueError(
+            f"{name} must be a non-negative finite number; got {show_value(value)}"
+        )
     return value
 
 
@@ -247,11 +286,15 @@ _INT64_MAX = int(np.iinfo(np.int64).max)
 
 def _as_int(x: Any, name: str, what: str) -> int:
     # bool is an int subclass in Python, but True is never a sensible count.
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+    if isinstance(x, (bool, np.bool_)) or not isinstance(
+        x, numbers.Integral
+    ):
         raise ValueError(f"{name} must be {what}; got {x!r}")
     # Integers are stored as int64 (versions, ids, seeds): a larger one would not convert.
     if abs(int(x)) > _INT64_MAX:
-        raise ValueError(f"{name} must be {what} that fits in 64 bits; got {int(x)}")
+        raise ValueError(
+            f"{name} must be {what} that fits in 64 bits; got {int(x)}"
+        )
     return int(x)
 
 
@@ -270,11 +313,15 @@ def check_nonnegative_int(x: Any, name: str) -> int:
     """Return ``x`` as an int after checking that it is an integer >= 0 (e.g. a seed)."""
     value = _as_int(x, name, "a non-negative integer")
     if value < 0:
-        raise ValueError(f"{name} must be a non-negative integer; got {value}")
+        raise ValueError(
+            f"{name} must be a non-negative integer; got {value}"
+        )
     return value
 
 
-def check_distribution(p: Any, name: str, *, atol: float = 1e-8) -> np.ndarray:
+def check_distribution(
+    p: Any, name: str, *, atol: float = 1e-8
+) -> np.ndarray:
     """Return ``p`` as float64 after checking that its last axis holds probability vectors.
 
     Every entry must be non-negative and every slice along the last axis must sum to 1
@@ -288,12 +335,20 @@ def check_distribution(p: Any, name: str, *, atol: float = 1e-8) -> np.ndarray:
     """
     probabilities = as_float_array(p, name, min_ndim=1)
     negative = probabilities < 0.0
-    raise_first(negative, f"{name} must be non-negative probabilities", values=probabilities)
+    raise_first(
+        negative,
+        f"{name} must be non-negative probabilities",
+        values=probabilities,
+    )
     totals = probabilities.sum(axis=-1)
     off = np.abs(totals - 1.0) > atol
     if off.any():
         total = show_value(totals[first_index(off)])
-        raise_first(off, f"{name} must sum to 1 along the last axis", got=f"sum {total}")
+        raise_first(
+            off,
+            f"{name} must sum to 1 along the last axis",
+            got=f"sum {total}",
+        )
     return probabilities
 
 
@@ -323,21 +378,33 @@ def check_indices(
     """
     array = as_array(indices, name)
     if ndim is not None and array.ndim != ndim:
-        what = f"a scalar {kind} index" if ndim == 0 else f"a {ndim}-D array of {kind} indices"
+        what = (
+            f"a scalar {kind} index"
+            if ndim == 0
+            else f"a {ndim}-D array of {kind} indices"
+        )
         raise ValueError(f"{name} must be {what}; got shape {array.shape}")
     if array.ndim < min_ndim:
         raise ValueError(
             f"{name} must have at least {min_ndim} dimension{'' if min_ndim == 1 else 's'} "
             f"of {kind} indices; got shape {array.shape}"
         )
-    integers = f"an integer {kind} index" if array.ndim == 0 else f"integer {kind} indices"
+    integers = (
+        f"an integer {kind} index"
+        if array.ndim == 0
+        else f"integer {kind} indices"
+    )
     if array.dtype.kind == "f":
         fractional = ~np.isfinite(array) | (array != np.round(array))
         raise_first(fractional, f"{name} must be {integers}", values=array)
     elif array.dtype.kind not in "iu":
-        raise ValueError(f"{name} must be {integers}; got dtype {array.dtype}")
+        raise ValueError(
+            f"{name} must be {integers}; got dtype {array.dtype}"
+        )
     outside = (array < minimum) | (array >= size)
-    raise_first(outside, f"{name} must be in [{minimum}, {size})", values=array)
+    raise_first(
+        outside, f"{name} must be in [{minimum}, {size})", values=array
+    )
     return array.astype(np.int64)
 
 
@@ -354,13 +421,19 @@ def check_mask(mask: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
     """
     array = as_array(mask, name)
     if array.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}; got shape {array.shape}")
+        raise ValueError(
+            f"{name} must have shape {shape}; got shape {array.shape}"
+        )
     if array.dtype == np.bool_:
         return array
     if array.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must be a boolean (or 0/1) mask; got dtype {array.dtype}")
+        raise ValueError(
+            f"{name} must be a boolean (or 0/1) mask; got dtype {array.dtype}"
+        )
     not_binary = (array != 0) & (array != 1)
-    raise_first(not_binary, f"{name} must be a boolean (or 0/1) mask", values=array)
+    raise_first(
+        not_binary, f"{name} must be a boolean (or 0/1) mask", values=array
+    )
     return array.astype(bool)
 
 
@@ -390,7 +463,9 @@ def check_episode_flags(
     return terminated, truncated
 
 
-def check_values_for_rewards(rewards: Any, values: Any) -> tuple[np.ndarray, np.ndarray]:
+def check_values_for_rewards(
+    rewards: Any, values: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(rewards, values)`` as float64 after checking that their shapes agree.
 
     ``rewards`` has shape ``(..., T)``; ``values`` must have shape ``(..., T + 1)`` with the
@@ -418,24 +493,32 @@ def check_values_for_rewards(rewards: Any, values: Any) -> tuple[np.ndarray, np.
     return rewards, values
 
 
-def check_shape(array: np.ndarray, name: str, shape: tuple[int, ...], what: str) -> np.ndarray:
+def check_shape(
+    array: np.ndarray, name: str, shape: tuple[int, ...], what: str
+) -> np.ndarray:
     """Return ``array`` after checking that it has exactly ``shape`` (no broadcasting).
 
     ``what`` says why that shape, e.g. ``"one entry per action"``; the message reads
     ``"rewards must have one entry per action, shape (3,); got shape (2,)"``.
     """
     if array.shape != tuple(shape):
-        raise ValueError(f"{name} must have {what}, shape {tuple(shape)}; got shape {array.shape}")
+        raise ValueError(
+            f"{name} must have {what}, shape {tuple(shape)}; got shape {array.shape}"
+        )
     return array
 
 
-def check_last_axis(array: np.ndarray, name: str, minimum: int, what: str) -> np.ndarray:
+def check_last_axis(
+    array: np.ndarray, name: str, minimum: int, what: str
+) -> np.ndarray:
     """Return ``array`` after checking that its last axis has at least ``minimum`` entries.
 
     ``what`` names the entries, e.g. ``"members per group on the last axis"``.
     """
     if array.ndim == 0 or array.shape[-1] < minimum:
-        raise ValueError(f"{name} must have at least {minimum} {what}; got shape {array.shape}")
+        raise ValueError(
+            f"{name} must have at least {minimum} {what}; got shape {array.shape}"
+        )
     return array
 
 
@@ -478,7 +561,11 @@ def check_rng(rng: Any) -> np.random.Generator:
         return rng
     if rng is None:
         return np.random.default_rng()
-    seed = _as_int(rng, "rng", "a numpy.random.Generator, a non-negative integer seed or None")
+    seed = _as_int(
+        rng,
+        "rng",
+        "a numpy.random.Generator, a non-negative integer seed or None",
+    )
     if seed < 0:
         raise ValueError(
             f"rng must be a numpy.random.Generator, a non-negative integer seed or None; got {seed}"
@@ -487,7 +574,11 @@ def check_rng(rng: Any) -> np.random.Generator:
 
 
 def check_logits(
-    logits: Any, *, axis: int = -1, ndim: int | None = None, min_ndim: int = 1
+    logits: Any,
+    *,
+    axis: int = -1,
+    ndim: int | None = None,
+    min_ndim: int = 1,
 ) -> np.ndarray:
     """Finite float64 logits with at least one category along ``axis``.
 
@@ -512,15 +603,21 @@ def check_logits(
     return logits
 
 
-def check_logprobs(logprobs: Any, name: str, *, ndim: int | None = None) -> np.ndarray:
+def check_logprobs(
+    logprobs: Any, name: str, *, ndim: int | None = None
+) -> np.ndarray:
     """Finite log-probabilities, at least 1-D, never above 0 (a probability is at most 1)."""
     logprobs = as_float_array(logprobs, name, min_ndim=1, ndim=ndim)
     positive = logprobs > 0.0
-    raise_first(positive, f"{name} must be log-probabilities (<= 0)", values=logprobs)
+    raise_first(
+        positive, f"{name} must be log-probabilities (<= 0)", values=logprobs
+    )
     return logprobs
 
 
-def check_optional_mask(mask: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
+def check_optional_mask(
+    mask: Any, name: str, shape: tuple[int, ...]
+) -> np.ndarray:
     """A bool (or 0/1) mask of exactly ``shape``; None means every position counts."""
     if mask is None:
         return np.ones(shape, dtype=bool)
@@ -552,7 +649,9 @@ def check_sequence_logprobs(logprobs: Any, name: str) -> np.ndarray:
     distribution, and sums over them would not be probabilities.
     """
     logprobs = check_logprobs(logprobs, name, ndim=1)
-    total = float(np.exp(special.logsumexp(logprobs))) if logprobs.size else 0.0
+    total = (
+        float(np.exp(special.logsumexp(logprobs))) if logprobs.size else 0.0
+    )
     if total > 1.0 + 1e-9:
         raise ValueError(
             f"{name} must describe distinct outcomes of one distribution (probabilities "
@@ -574,7 +673,10 @@ def check_leading_shape(
 
 
 def check_support(
-    probabilities: np.ndarray, name: str, what: str, needed: np.ndarray | None = None
+    probabilities: np.ndarray,
+    name: str,
+    what: str,
+    needed: np.ndarray | None = None,
 ) -> np.ndarray:
     """The support condition: ``probabilities`` (already valid) must be positive where needed.
 
@@ -590,7 +692,11 @@ def check_support(
     if missing.any():
         index = first_index(missing)
         value = probabilities[index]
-        shown = "0" if value == 0.0 else f"{show_value(value)}, below the support tolerance"
+        shown = (
+            "0"
+            if value == 0.0
+            else f"{show_value(value)}, below the support tolerance"
+        )
         raise ValueError(
             f"{name} must be positive {what} (the support condition); got {shown}{at_index(index)}"
         )
@@ -603,11 +709,15 @@ def check_weights(weights: Any, name: str) -> np.ndarray:
     negative = weights < 0.0
     raise_first(negative, f"{name} must be non-negative", values=weights)
     if not (weights > 0.0).any():
-        raise ValueError(f"{name} must not all be zero; got shape {weights.shape}")
+        raise ValueError(
+            f"{name} must not all be zero; got shape {weights.shape}"
+        )
     return weights
 
 
-def check_positive_entries(array: np.ndarray, name: str, what: str = "") -> np.ndarray:
+def check_positive_entries(
+    array: np.ndarray, name: str, what: str = ""
+) -> np.ndarray:
     """Return ``array`` (already finite) after checking that every entry is > 0.
 
     ``what`` may say why, e.g. ``" (a ratio of two probabilities)"``; the message reads

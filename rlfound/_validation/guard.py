@@ -55,7 +55,9 @@ def _all_finite(array: np.ndarray) -> bool:
     return bool(np.isfinite(array).all())
 
 
-def check_finite_result(result: _T, quantity: str, *, log_of_zero: bool = False) -> _T:
+def check_finite_result(
+    result: _T, quantity: str, *, log_of_zero: bool = False
+) -> _T:
     """Return ``result`` after checking that every float in it is finite.
 
     ``log_of_zero=True`` admits -inf, for a log-probability whose exact value is log 0 (an
@@ -112,21 +114,29 @@ def finite_output(
         what = quantity or function.__name__
         signature = inspect.signature(function) if inputs else None
 
-        def check_inputs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        def check_inputs(
+            args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> None:
             if signature is None:
                 return
             arguments = signature.bind(*args, **kwargs).arguments
             for name in inputs:
                 try:
-                    array = as_float_array(arguments[name], name, check_finite=False)
+                    array = as_float_array(
+                        arguments[name], name, check_finite=False
+                    )
                 except ValueError:
                     continue  # not an array of numbers: the function's own error stands
-                as_float_array(array, name)  # raises, naming the first inf or NaN
+                as_float_array(
+                    array, name
+                )  # raises, naming the first inf or NaN
 
         @functools.wraps(function)
         def guarded(*args: Any, **kwargs: Any) -> _T:
             try:
-                with np.errstate(over="raise", invalid="raise", divide="raise"):
+                with np.errstate(
+                    over="raise", invalid="raise", divide="raise"
+                ):
                     result = function(*args, **kwargs)
             except (FloatingPointError, OverflowError) as error:
                 check_inputs(args, kwargs)
@@ -147,7 +157,9 @@ def finite_output(
             if not check_result:
                 return result
             try:
-                return check_finite_result(result, what, log_of_zero=log_of_zero)
+                return check_finite_result(
+                    result, what, log_of_zero=log_of_zero
+                )
             except ValueError:
                 check_inputs(args, kwargs)
                 raise

@@ -76,9 +76,13 @@ def check_size(count: int, name: str, limit: int, what: str) -> int:
         Naming ``name``, with the limit and the requested size, if ``count > limit``.
     """
     if not isinstance(count, numbers.Integral) or isinstance(count, bool):
-        raise TypeError(f"a size must be counted with integers; got {count!r}")
+        raise TypeError(
+            f"a size must be counted with integers; got {count!r}"
+        )
     if int(count) > limit:
-        raise ValueError(f"{name} must keep the call to at most {limit} {what}; got {int(count)}")
+        raise ValueError(
+            f"{name} must keep the call to at most {limit} {what}; got {int(count)}"
+        )
     return int(count)
 
 
@@ -89,14 +93,18 @@ def check_enumeration_size(count: int, name: str, what: str) -> None:
     ``what`` describes it for the message, e.g. ``"2**30 = 1073741824 sequences"``.
     """
     if not isinstance(count, numbers.Integral) or isinstance(count, bool):
-        raise TypeError(f"an enumeration must be counted with integers; got {count!r}")
+        raise TypeError(
+            f"an enumeration must be counted with integers; got {count!r}"
+        )
     if int(count) > MAX_ENUMERATION:
         raise ValueError(
             f"{name} must keep the exact enumeration to at most {MAX_ENUMERATION} items; got {what}"
         )
 
 
-def capped_power(base: int, exponent: int, cap: int = MAX_ENUMERATION) -> int:
+def capped_power(
+    base: int, exponent: int, cap: int = MAX_ENUMERATION
+) -> int:
     """``base ** exponent`` exactly if it is at most ``cap``, otherwise ``cap + 1``.
 
     The power is never formed when it is large (10**(10**18) would never finish), so a

@@ -64,7 +64,11 @@ def show_value(value: Any) -> str:
 
 
 def raise_first(
-    bad: ArrayLike, message: str, *, values: ArrayLike | None = None, got: str | None = None
+    bad: ArrayLike,
+    message: str,
+    *,
+    values: ArrayLike | None = None,
+    got: str | None = None,
 ) -> None:
     """Raise ``ValueError`` naming the first True entry of ``bad``, if there is one.
 

@@ -52,7 +52,9 @@ def check_terminal(terminal: Any, num_states: int) -> np.ndarray:
     return check_mask(terminal, "terminal", (num_states,))
 
 
-def _check_discounted_rows(transition_pi: np.ndarray, gamma: float, terminal: np.ndarray) -> None:
+def _check_discounted_rows(
+    transition_pi: np.ndarray, gamma: float, terminal: np.ndarray
+) -> None:
     """The condition under which the Bellman system of the live states has a finite solution.
 
     Two checks, with the slack :data:`ROW_SUM_TOLERANCE` for rounding:
@@ -101,7 +103,12 @@ def _check_discounted_rows(transition_pi: np.ndarray, gamma: float, terminal: np
 
 
 def check_reward_process(
-    transition_pi: Any, reward_pi: Any, gamma: Any, terminal: Any = None, *, solve: bool = True
+    transition_pi: Any,
+    reward_pi: Any,
+    gamma: Any,
+    terminal: Any = None,
+    *,
+    solve: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
     """A Markov reward process (P_π, r_π), a discount and a terminal mask that can be solved.
 
@@ -149,7 +156,9 @@ def check_transition(transition: Any) -> np.ndarray:
     return transition
 
 
-def _check_live_rows(array: np.ndarray, name: str, terminal: np.ndarray) -> None:
+def _check_live_rows(
+    array: np.ndarray, name: str, terminal: np.ndarray
+) -> None:
     """Every row of a non-terminal state must be a distribution; terminal rows are ignored.
 
     Terminal rows are replaced by a valid distribution before the check (rather than
@@ -160,7 +169,9 @@ def _check_live_rows(array: np.ndarray, name: str, terminal: np.ndarray) -> None
     check_distribution(checked, name)
 
 
-def check_dynamics(transition: Any, terminal: Any = None) -> tuple[np.ndarray, np.ndarray]:
+def check_dynamics(
+    transition: Any, terminal: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Dynamics (S, A, S) whose rows are distributions in non-terminal states, and the mask."""
     transition = check_transition(transition)
     terminal = check_terminal(terminal, transition.shape[0])
@@ -175,9 +186,19 @@ def check_tabular_mdp(
     transition, terminal = check_dynamics(transition, terminal)
     num_states, num_actions, _ = transition.shape
     reward = as_float_array(reward, "reward", ndim=3)
-    check_shape(reward, "reward", transition.shape, "the shape of transition (S, A, S)")
+    check_shape(
+        reward,
+        "reward",
+        transition.shape,
+        "the shape of transition (S, A, S)",
+    )
     policy = as_float_array(policy, "policy", ndim=2)
-    check_shape(policy, "policy", (num_states, num_actions), "one row π(· | s) per state")
+    check_shape(
+        policy,
+        "policy",
+        (num_states, num_actions),
+        "one row π(· | s) per state",
+    )
     _check_live_rows(policy, "policy", terminal)
     return transition, reward, policy, terminal
 
@@ -185,10 +206,14 @@ def check_tabular_mdp(
 def check_initial(initial: Any, num_states: int) -> np.ndarray:
     """The start distribution p_0: one probability per state."""
     initial = check_distribution(initial, "initial")
-    return check_shape(initial, "initial", (num_states,), "one probability per state")
+    return check_shape(
+        initial, "initial", (num_states,), "one probability per state"
+    )
 
 
-def check_tabular_logits(logits: Any, transition: np.ndarray | None = None) -> np.ndarray:
+def check_tabular_logits(
+    logits: Any, transition: np.ndarray | None = None
+) -> np.ndarray:
     """Policy logits of shape (S, A), S, A >= 1, matching ``transition`` when it is given."""
     logits = as_float_array(logits, "logits", ndim=2)
     if logits.shape[0] < 1 or logits.shape[1] < 1:
@@ -197,7 +222,12 @@ def check_tabular_logits(logits: Any, transition: np.ndarray | None = None) -> n
             f"got shape {logits.shape}"
         )
     if transition is not None:
-        check_shape(logits, "logits", transition.shape[:2], "the (S, A) of transition")
+        check_shape(
+            logits,
+            "logits",
+            transition.shape[:2],
+            "the (S, A) of transition",
+        )
     return logits
 
 
@@ -212,16 +242,29 @@ def check_state_function(
 
 
 def check_episode(
-    states: Any, actions: Any, num_states: int, num_actions: int, terminal: Any = None
+    states: Any,
+    actions: Any,
+    num_states: int,
+    num_actions: int,
+    terminal: Any = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """One episode, ``states`` (T + 1,) and ``actions`` (T,), and its length before padding.
 
     Actions may end with a block of -1 (the steps after the episode ended). With a terminal
     mask, no action may be taken in a terminal state: the episode ends on entering one.
     """
-    actions = check_indices(actions, "actions", num_actions, ndim=1, minimum=-1)
-    states = check_indices(states, "states", num_states, ndim=1, kind="state")
-    check_shape(states, "states", (actions.size + 1,), "one more entry than actions, s_0 to s_T")
+    actions = check_indices(
+        actions, "actions", num_actions, ndim=1, minimum=-1
+    )
+    states = check_indices(
+        states, "states", num_states, ndim=1, kind="state"
+    )
+    check_shape(
+        states,
+        "states",
+        (actions.size + 1,),
+        "one more entry than actions, s_0 to s_T",
+    )
     padding = actions < 0
     length = int(np.argmax(padding)) if padding.any() else actions.size
     if not padding[length:].all():
@@ -231,7 +274,9 @@ def check_episode(
             f"got action {int(actions[late])} at index {late} after -1 at index {length}"
         )
     if terminal is not None:
-        acting_in_terminal = check_terminal(terminal, num_states)[states[:length]]
+        acting_in_terminal = check_terminal(terminal, num_states)[
+            states[:length]
+        ]
         if acting_in_terminal.any():
             step = int(np.flatnonzero(acting_in_terminal)[0])
             raise ValueError(
@@ -241,7 +286,9 @@ def check_episode(
     return states, actions, length
 
 
-def check_episode_rewards(rewards: Any, actions: np.ndarray, length: int) -> np.ndarray:
+def check_episode_rewards(
+    rewards: Any, actions: np.ndarray, length: int
+) -> np.ndarray:
     """One finite reward per step of an episode, 0 at the padded steps after its end."""
     rewards = as_float_array(rewards, "rewards", ndim=1)
     check_shape(rewards, "rewards", actions.shape, "one entry per action")
@@ -255,13 +302,20 @@ def check_episode_rewards(rewards: Any, actions: np.ndarray, length: int) -> np.
     return rewards
 
 
-def check_pomdp(transition: Any, observation_model: Any) -> tuple[np.ndarray, np.ndarray]:
+def check_pomdp(
+    transition: Any, observation_model: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """A full (S, A, S) transition array and an (S, O) observation model, rows distributions."""
     transition = check_transition(transition)
     check_distribution(transition, "transition")
     num_states = transition.shape[0]
-    observation_model = as_float_array(observation_model, "observation_model", ndim=2)
-    if observation_model.shape[0] != num_states or observation_model.shape[1] < 1:
+    observation_model = as_float_array(
+        observation_model, "observation_model", ndim=2
+    )
+    if (
+        observation_model.shape[0] != num_states
+        or observation_model.shape[1] < 1
+    ):
         raise ValueError(
             f"observation_model must have shape (S, O) = ({num_states}, O) with O >= 1, "
             f"rows O(· | s); got shape {observation_model.shape}"
@@ -273,7 +327,12 @@ def check_pomdp(transition: Any, observation_model: Any) -> tuple[np.ndarray, np
 def check_belief(belief: Any, name: str, num_states: int) -> np.ndarray:
     """A distribution over the states."""
     belief = check_distribution(belief, name)
-    return check_shape(belief, name, (num_states,), f"one probability per state ({num_states})")
+    return check_shape(
+        belief,
+        name,
+        (num_states,),
+        f"one probability per state ({num_states})",
+    )
 
 
 def check_history(
@@ -286,9 +345,15 @@ def check_history(
     """Actions a_0..a_{T-1} and observations o_1..o_T (equal lengths), optional o_0."""
     actions = check_indices(actions, "actions", num_actions, ndim=1)
     observations = check_indices(
-        observations, "observations", num_observations, ndim=1, kind="observation"
+        observations,
+        "observations",
+        num_observations,
+        ndim=1,
+        kind="observation",
     )
-    check_shape(observations, "observations", actions.shape, "one entry per action")
+    check_shape(
+        observations, "observations", actions.shape, "one entry per action"
+    )
     if initial_observation is not None:
         initial_observation = int(
             check_indices(
@@ -321,7 +386,10 @@ class ImpossibleObservation(ValueError):
 
 
 def check_evidence(
-    evidence: float, name: str, what: str, given: str = "under the predicted belief"
+    evidence: float,
+    name: str,
+    what: str,
+    given: str = "under the predicted belief",
 ) -> float:
     """The probability of what was observed, which Bayes' rule divides by: it must be > 0.
 

@@ -38,41 +38,73 @@ from ._fields import (
 def _episode_arrays(episode: Any, where: str) -> dict[str, np.ndarray]:
     """One episode as per-token arrays: tokens, policy flag, turn, logprobs, ref, version."""
     if not isinstance(episode, Mapping):
-        raise ValueError(f"{where} must be a dict with 'segments' and 'rewards'; got {episode!r}")
+        raise ValueError(
+            f"{where} must be a dict with 'segments' and 'rewards'; got "
+            f"{episode!r}"
+        )
     unknown = sorted(set(episode) - set(_EPISODE_KEYS))
     if unknown:
-        raise ValueError(f"{where} must have only the keys {_EPISODE_KEYS}; got {unknown}")
-    segments = episode.get("segments")
-    if not isinstance(segments, Sequence) or isinstance(segments, str) or not segments:
         raise ValueError(
-            f"{where}['segments'] must be a non-empty list of segments; got {segments!r}"
+            f"{where} must have only the keys {_EPISODE_KEYS}; got {unknown}"
+        )
+    segments = episode.get("segments")
+    if (
+        not isinstance(segments, Sequence)
+        or isinstance(segments, str)
+        or not segments
+    ):
+        raise ValueError(
+            f"{where}['segments'] must be a non-empty list of segments; got "
+            f"{segments!r}"
         )
 
-    parts: dict[str, list] = {key: [] for key in ("tokens", "policy", "turn", "lp", "ref", "ver")}
+    parts: dict[str, list] = {
+        key: [] for key in ("tokens", "policy", "turn", "lp", "ref", "ver")
+    }
     has_ref = []
     turn = 0
     for index, segment in enumerate(segments):
         at = f"{where}['segments'][{index}]"
         if not isinstance(segment, Mapping):
-            raise ValueError(f"{at} must be a dict with 'kind' and 'tokens'; got {segment!r}")
+            raise ValueError(
+                f"{at} must be a dict with 'kind' and 'tokens'; got "
+                f"{segment!r}"
+            )
         unknown = sorted(set(segment) - set(_SEGMENT_KEYS))
         if unknown:
-            raise ValueError(f"{at} must have only the keys {_SEGMENT_KEYS}; got {unknown}")
+            raise ValueError(
+                f"{at} must have only the keys {_SEGMENT_KEYS}; got "
+                f"{unknown}"
+            )
         kind = segment.get("kind")
         if kind not in SEGMENT_KINDS:
-            raise ValueError(f"{at}['kind'] must be one of {SEGMENT_KINDS}; got {kind!r}")
+            raise ValueError(
+                f"{at}['kind'] must be one of {SEGMENT_KINDS}; got {kind!r}"
+            )
         tokens = check_indices(
-            segment.get("tokens"), f"{at}['tokens']", 2**62, ndim=1, kind="token"
+            segment.get("tokens"),
+            f"{at}['tokens']",
+            2**62,
+            ndim=1,
+            kind="token",
         )
         if tokens.size == 0:
-            raise ValueError(f"{at}['tokens'] must hold at least one token; got shape (0,)")
+            raise ValueError(
+                f"{at}['tokens'] must hold at least one token; got shape "
+                "(0,)"
+            )
         n = tokens.size
         if kind != "policy":
-            extra = [key for key in ("logprobs", "ref_logprobs", "version") if key in segment]
+            extra = [
+                key
+                for key in ("logprobs", "ref_logprobs", "version")
+                if key in segment
+            ]
             if extra:
                 raise ValueError(
-                    f"{at} must not have {extra}: only policy segments carry log-probabilities "
-                    f"and a version; got a {kind!r} segment with them"
+                    f"{at} must not have {extra}: only policy segments "
+                    f"carry log-probabilities and a version; got a {kind!r} "
+                    "segment with them"
                 )
             parts["policy"].append(np.zeros(n, dtype=bool))
             parts["turn"].append(np.full(n, -1, dtype=np.int64))
@@ -82,19 +114,25 @@ def _episode_arrays(episode: Any, where: str) -> dict[str, np.ndarray]:
         else:
             if index == 0:
                 raise ValueError(
-                    f"{at} must not be a policy segment: the first token of a sequence has no "
-                    "prediction, so a prompt must come first; got kind 'policy' at the start"
+                    f"{at} must not be a policy segment: the first token of "
+                    "a sequence has no prediction, so a prompt must come "
+                    "first; got kind 'policy' at the start"
                 )
-            logprobs = _segment_logprobs(segment.get("logprobs"), f"{at}['logprobs']", n)
+            logprobs = _segment_logprobs(
+                segment.get("logprobs"), f"{at}['logprobs']", n
+            )
             version = segment.get("version")
             if version is None:
                 raise ValueError(
-                    f"{at}['version'] must be the non-negative integer version of the policy "
-                    "that sampled the segment; got None"
+                    f"{at}['version'] must be the non-negative integer "
+                    "version of the policy that sampled the segment; got "
+                    "None"
                 )
             version = check_nonnegative_int(version, f"{at}['version']")
             if "ref_logprobs" in segment:
-                ref = _segment_logprobs(segment["ref_logprobs"], f"{at}['ref_logprobs']", n)
+                ref = _segment_logprobs(
+                    segment["ref_logprobs"], f"{at}['ref_logprobs']", n
+                )
                 has_ref.append(True)
             else:
                 ref = np.zeros(n)
@@ -114,15 +152,16 @@ def _episode_arrays(episode: Any, where: str) -> dict[str, np.ndarray]:
         if key not in episode:
             if key == "rewards":
                 raise ValueError(
-                    f"{where}['rewards'] must be given, one per policy segment; got none"
+                    f"{where}['rewards'] must be given, one per policy "
+                    "segment; got none"
                 )
             arrays[key] = None
             continue
         values = as_float_array(episode[key], f"{where}[{key!r}]", ndim=1)
         if values.size != turn:
             raise ValueError(
-                f"{where}[{key!r}] must have one entry per policy segment (turn), shape "
-                f"({turn},); got shape {values.shape}"
+                f"{where}[{key!r}] must have one entry per policy segment "
+                f"(turn), shape ({turn},); got shape {values.shape}"
             )
         arrays[key] = values
     return arrays
@@ -131,18 +170,21 @@ def _episode_arrays(episode: Any, where: str) -> dict[str, np.ndarray]:
 def _segment_logprobs(values: Any, name: str, size: int) -> np.ndarray:
     """Finite log-probabilities (<= 0), one per token of the segment."""
     if values is None:
-        raise ValueError(f"{name} must hold the log-probability of every token; got None")
+        raise ValueError(
+            f"{name} must hold the log-probability of every token; got None"
+        )
     values = as_float_array(values, name, ndim=1)
     if values.size != size:
         raise ValueError(
-            f"{name} must have one entry per token, shape ({size},); got shape {values.shape}"
+            f"{name} must have one entry per token, shape ({size},); got "
+            f"shape {values.shape}"
         )
     positive = values > 0.0
     if positive.any():
         index = first_index(positive)
         raise ValueError(
-            f"{name} must be log-probabilities (<= 0); got {show_value(values[index])} at index "
-            f"{_where(index)}"
+            f"{name} must be log-probabilities (<= 0); got "
+            f"{show_value(values[index])} at index {_where(index)}"
         )
     return values
 
@@ -234,11 +276,21 @@ def build_batch(
     >>> batch["old_logprobs"]
     array([[ 0.  , -0.5 , -0.25,  0.  ,  0.  ]])
     """
-    if isinstance(episodes, (str, Mapping)) or not isinstance(episodes, Sequence) or not episodes:
-        raise ValueError(f"episodes must be a non-empty list of episodes; got {episodes!r}")
+    if (
+        isinstance(episodes, (str, Mapping))
+        or not isinstance(episodes, Sequence)
+        or not episodes
+    ):
+        raise ValueError(
+            "episodes must be a non-empty list of episodes; got "
+            f"{episodes!r}"
+        )
     padding_side = check_choice(padding_side, "padding_side", _PADDING_SIDES)
     pad_id = check_nonnegative_int(pad_id, "pad_id")
-    parsed = [_episode_arrays(episode, f"episodes[{i}]") for i, episode in enumerate(episodes)]
+    parsed = [
+        _episode_arrays(episode, f"episodes[{i}]")
+        for i, episode in enumerate(episodes)
+    ]
     sizes = [arrays["tokens"].size for arrays in parsed]
     if length is None:
         length = max(2, *sizes)
@@ -247,25 +299,34 @@ def build_batch(
         if length < max(2, *sizes):
             row = int(np.argmax(sizes))
             raise ValueError(
-                f"length must be at least 2 and at least the longest episode (episode {row} has "
-                f"{sizes[row]} tokens); got {length}"
+                "length must be at least 2 and at least the longest "
+                f"episode (episode {row} has {sizes[row]} tokens); got "
+                f"{length}"
             )
     with_ref = [flag for arrays in parsed for flag in arrays["has_ref"]]
     if any(with_ref) and not all(with_ref):
         raise ValueError(
-            "episodes must give ref_logprobs for every policy segment or for none; got them for "
-            f"{sum(with_ref)} of {len(with_ref)}"
+            "episodes must give ref_logprobs for every policy segment or "
+            f"for none; got them for {sum(with_ref)} of {len(with_ref)}"
         )
     with_advantages = [arrays["advantages"] is not None for arrays in parsed]
     if any(with_advantages) and not all(with_advantages):
         missing = with_advantages.index(False)
         raise ValueError(
-            f"episodes[{missing}]['advantages'] must be given when another episode has them; "
-            "got none"
+            f"episodes[{missing}]['advantages'] must be given when another "
+            "episode has them; got none"
         )
 
-    rows, turns = len(parsed), max(1, *(arrays["num_turns"] for arrays in parsed))
-    check_size(rows * length, "length", MAX_ARRAY_ENTRIES, "array entries (rows * length)")
+    rows, turns = (
+        len(parsed),
+        max(1, *(arrays["num_turns"] for arrays in parsed)),
+    )
+    check_size(
+        rows * length,
+        "length",
+        MAX_ARRAY_ENTRIES,
+        "array entries (rows * length)",
+    )
     batch = {
         "input_ids": np.full((rows, length), pad_id, dtype=np.int64),
         "attention_mask": np.zeros((rows, length), dtype=bool),
@@ -306,7 +367,8 @@ def build_batch(
 def target_logprobs(logits: ArrayLike, input_ids: ArrayLike) -> np.ndarray:
     """Log-probability of every target token under causal logits: the contract's alignment.
 
-        out[..., j] = log softmax(logits[..., j, :])[input_ids[..., j + 1]],   j = 0, ..., L - 2,
+        out[..., j] = log softmax(logits[..., j, :])[input_ids[..., j + 1]],
+        j = 0, ..., L - 2,
 
     so ``logits[..., :-1, :]`` scores ``input_ids[..., 1:]``: the logits computed at position
     j are the model's distribution of the next token. Sampler, trainer and reference model
@@ -356,14 +418,17 @@ def target_logprobs(logits: ArrayLike, input_ids: ArrayLike) -> np.ndarray:
     logits = check_logits(logits, min_ndim=2)
     if logits.shape[-2] < 2:
         raise ValueError(
-            f"logits must have at least 2 positions on axis -2 (one prediction needs a next "
-            f"token); got shape {logits.shape}"
+            "logits must have at least 2 positions on axis -2 (one "
+            f"prediction needs a next token); got shape {logits.shape}"
         )
-    input_ids = check_indices(input_ids, "input_ids", logits.shape[-1], kind="token")
+    input_ids = check_indices(
+        input_ids, "input_ids", logits.shape[-1], kind="token"
+    )
     if input_ids.shape != logits.shape[:-1]:
         raise ValueError(
-            f"input_ids must have the leading shape of logits, {logits.shape[:-1]}; got shape "
-            f"{input_ids.shape}"
+            "input_ids must have the leading shape of logits, "
+            f"{logits.shape[:-1]}; got shape {input_ids.shape}"
         )
-    # Position j predicts token j + 1: drop the last prediction and the first token.
+    # Position j predicts token j + 1: drop the last prediction and the first
+    # token.
     return token_logprobs(logits[..., :-1, :], input_ids[..., 1:])

@@ -33,13 +33,29 @@ _ALIGNED = "(B, L - 1): position j predicts input_ids[:, j + 1], with (B, L) = {
 
 #: The fields of a padded batch, in the order of the contract's table (chapter 13).
 FIELDS = (
-    Field("input_ids", "int64", ("(B, L)",), 0, True, "B sequences, L positions"),
-    Field("attention_mask", "bool", ("(B, L)",), False, True, "the shape of input_ids, {full}"),
+    Field(
+        "input_ids",
+        "int64",
+        ("(B, L)",),
+        0,
+        True,
+        "B sequences, L positions",
+    ),
+    Field(
+        "attention_mask",
+        "bool",
+        ("(B, L)",),
+        False,
+        True,
+        "the shape of input_ids, {full}",
+    ),
     Field("action_mask", "bool", ("(B, L - 1)",), False, True, _ALIGNED),
     Field("old_logprobs", "float64", ("(B, L - 1)",), 0.0, True, _ALIGNED),
     Field("ref_logprobs", "float64", ("(B, L - 1)",), 0.0, False, _ALIGNED),
     Field("turn_ids", "int64", ("(B, L - 1)",), -1, True, _ALIGNED),
-    Field("rewards", "float64", ("(B, T)",), 0.0, True, "one column per turn"),
+    Field(
+        "rewards", "float64", ("(B, T)",), 0.0, True, "one column per turn"
+    ),
     Field(
         "advantages",
         "float64",
@@ -67,7 +83,14 @@ PACKED_FIELDS = ("cu_seqlens", "segment_ids", "position_ids")
 #: ``pad_id`` of the call instead).
 FILL = {field.name: field.fill for field in FIELDS}
 
-_SEGMENT_KEYS = ("kind", "tokens", "logprobs", "ref_logprobs", "version", "text")
+_SEGMENT_KEYS = (
+    "kind",
+    "tokens",
+    "logprobs",
+    "ref_logprobs",
+    "version",
+    "text",
+)
 _EPISODE_KEYS = ("segments", "rewards", "advantages")
 _TARGET_FIELDS = ("action_mask", "old_logprobs", "ref_logprobs", "turn_ids")
 _PADDING_SIDES = ("right", "left")

@@ -106,20 +106,29 @@ def pack(batch: Mapping[str, ArrayLike]) -> dict[str, np.ndarray]:
     packed = {
         "cu_seqlens": cu_seqlens,
         "segment_ids": segment_ids,
-        "position_ids": np.arange(total, dtype=np.int64) - cu_seqlens[segment_ids],
+        "position_ids": np.arange(total, dtype=np.int64)
+        - cu_seqlens[segment_ids],
         "input_ids": clean["input_ids"][attention],
         "rewards": clean["rewards"],
     }
-    # The stream position of every valid token (row-major order is the stream order).
+    # The stream position of every valid token (row-major order is the stream
+    # order).
     stream = np.cumsum(attention.ravel()).reshape(rows, length) - 1
-    inside = attention[:, :-1] & attention[:, 1:]  # predictions within a sequence
+    inside = (
+        attention[:, :-1] & attention[:, 1:]
+    )  # predictions within a sequence
     source = stream[:, :-1][inside]
     per_token = [
-        name for name in (*_TARGET_FIELDS, "advantages", "policy_version") if name in clean
+        name
+        for name in (*_TARGET_FIELDS, "advantages", "policy_version")
+        if name in clean
     ]
     for name in per_token:
         values = clean[name]
-        if name in ("advantages", "policy_version") and values.shape != inside.shape:
+        if (
+            name in ("advantages", "policy_version")
+            and values.shape != inside.shape
+        ):
             packed[name] = values  # one per turn or per row: nothing to move
             continue
         out = np.full(total, FILL[name], dtype=values.dtype)
@@ -128,7 +137,9 @@ def pack(batch: Mapping[str, ArrayLike]) -> dict[str, np.ndarray]:
     return packed
 
 
-def _packed_array(packed: Mapping, name: str, size: int, kind: str) -> np.ndarray:
+def _packed_array(
+    packed: Mapping, name: str, size: int, kind: str
+) -> np.ndarray:
     array = as_array(packed[name], f"packed[{name!r}]")
     if array.shape != (size,):
         raise ValueError(
@@ -136,11 +147,18 @@ def _packed_array(packed: Mapping, name: str, size: int, kind: str) -> np.ndarra
             f"got shape {array.shape}"
         )
     if kind == "int" and array.dtype.kind not in "iu":
-        raise ValueError(f"packed[{name!r}] must hold integers; got dtype {array.dtype}")
+        raise ValueError(
+            f"packed[{name!r}] must hold integers; got dtype {array.dtype}"
+        )
     if kind == "real" and array.dtype.kind not in "iuf":
-        raise ValueError(f"packed[{name!r}] must hold real numbers; got dtype {array.dtype}")
+        raise ValueError(
+            f"packed[{name!r}] must hold real numbers; got dtype {array.dtype}"
+        )
     if kind == "mask":
-        if array.dtype.kind not in "biuf" or ((array != 0) & (array != 1)).any():
+        if (
+            array.dtype.kind not in "biuf"
+            or ((array != 0) & (array != 1)).any()
+        ):
             raise ValueError(
                 f"packed[{name!r}] must be a boolean (or 0/1) mask; got dtype {array.dtype}"
             )
@@ -148,7 +166,9 @@ def _packed_array(packed: Mapping, name: str, size: int, kind: str) -> np.ndarra
     return array
 
 
-def _check_cu_seqlens(cu_seqlens: Any, name: str, total: int | None = None) -> np.ndarray:
+def _check_cu_seqlens(
+    cu_seqlens: Any, name: str, total: int | None = None
+) -> np.ndarray:
     cu = as_array(cu_seqlens, name)
     if cu.ndim != 1 or cu.size < 2 or cu.dtype.kind not in "iu":
         raise ValueError(
@@ -161,7 +181,9 @@ def _check_cu_seqlens(cu_seqlens: Any, name: str, total: int | None = None) -> n
     steps = np.diff(cu)
     if (steps < 0).any():
         index = int(np.flatnonzero(steps < 0)[0]) + 1
-        raise ValueError(f"{name} must be non-decreasing; got {int(cu[index])} at ({index},)")
+        raise ValueError(
+            f"{name} must be non-decreasing; got {int(cu[index])} at ({index},)"
+        )
     if total is not None and cu[-1] != total:
         raise ValueError(
             f"{name} must end at the number of tokens of the stream, {total}; got {int(cu[-1])}"
@@ -235,7 +257,10 @@ def unpack(
         raise ValueError(
             f"packed must be a mapping of field names to arrays; got {type(packed).__name__}"
         )
-    needed = ["cu_seqlens", *(name for name in REQUIRED_FIELDS if name != "attention_mask")]
+    needed = [
+        "cu_seqlens",
+        *(name for name in REQUIRED_FIELDS if name != "attention_mask"),
+    ]
     missing = [name for name in needed if name not in packed]
     if missing:
         raise ValueError(
@@ -249,12 +274,17 @@ def unpack(
             f"packed['input_ids'] must be a 1-D stream of tokens; got shape {input_ids.shape}"
         )
     total = input_ids.size
-    cu = _check_cu_seqlens(packed["cu_seqlens"], "packed['cu_seqlens']", total)
+    cu = _check_cu_seqlens(
+        packed["cu_seqlens"], "packed['cu_seqlens']", total
+    )
     input_ids = _packed_array(packed, "input_ids", total, "int")
     rows, lengths = cu.size - 1, np.diff(cu)
     segment_ids = np.repeat(np.arange(rows), lengths)
     positions = np.arange(total) - cu[segment_ids]
-    for name, expected in (("segment_ids", segment_ids), ("position_ids", positions)):
+    for name, expected in (
+        ("segment_ids", segment_ids),
+        ("position_ids", positions),
+    ):
         if name in packed:
             given = _packed_array(packed, name, total, "int")
             if (given != expected).any():
@@ -274,12 +304,23 @@ def unpack(
                 f"got {length}"
             )
 
-    check_size(rows * length, "length", MAX_ARRAY_ENTRIES, "array entries (rows * length)")
+    check_size(
+        rows * length,
+        "length",
+        MAX_ARRAY_ENTRIES,
+        "array entries (rows * length)",
+    )
     # Column of every stream token in the padded layout, and the predictions inside segments.
-    start = np.zeros(rows, dtype=np.int64) if padding_side == "right" else length - lengths
+    start = (
+        np.zeros(rows, dtype=np.int64)
+        if padding_side == "right"
+        else length - lengths
+    )
     columns = start[segment_ids] + positions
     last = np.zeros(total, dtype=bool)
-    last[cu[1:][lengths > 0] - 1] = True  # the last token of each segment predicts nothing
+    last[cu[1:][lengths > 0] - 1] = (
+        True  # the last token of each segment predicts nothing
+    )
 
     padded: dict[str, np.ndarray] = {
         "input_ids": np.full((rows, length), pad_id, dtype=np.int64),
@@ -301,7 +342,11 @@ def unpack(
             continue
         given = as_array(packed[name], f"packed[{name!r}]")
         per_turn = name == "advantages" and given.ndim == 2
-        per_row = name == "policy_version" and given.shape == (rows,) and rows != total
+        per_row = (
+            name == "policy_version"
+            and given.shape == (rows,)
+            and rows != total
+        )
         if per_turn or per_row:
             padded[name] = given  # nothing to move
             continue
@@ -311,7 +356,9 @@ def unpack(
         out = np.full((rows, length - 1), FILL[name], dtype=dtype)
         out[segment_ids[inside], columns[inside]] = values[inside]
         padded[name] = out
-    padded["rewards"] = as_array(packed["rewards"], "packed['rewards']").astype(np.float64)
+    padded["rewards"] = as_array(
+        packed["rewards"], "packed['rewards']"
+    ).astype(np.float64)
     return padded
 
 
@@ -363,4 +410,6 @@ def block_diagonal_attention(cu_seqlens: ArrayLike) -> np.ndarray:
         )
     segment = np.repeat(np.arange(cu.size - 1), np.diff(cu))
     position = np.arange(total)
-    return (segment[:, None] == segment[None, :]) & (position[None, :] <= position[:, None])
+    return (segment[:, None] == segment[None, :]) & (
+        position[None, :] <= position[:, None]
+    )

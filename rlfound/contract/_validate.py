@@ -43,16 +43,22 @@ def _integers(
                 f"at {_where(index)}"
             )
     elif array.dtype.kind not in "iu":
-        raise ValueError(f"batch[{name!r}] must hold integers; got dtype {array.dtype}")
+        raise ValueError(
+            f"batch[{name!r}] must hold integers; got dtype {array.dtype}"
+        )
     return array.astype(np.int64)
 
 
-def _reals(batch: Mapping, name: str, shapes: tuple[tuple[int, ...], ...], what: str) -> np.ndarray:
+def _reals(
+    batch: Mapping, name: str, shapes: tuple[tuple[int, ...], ...], what: str
+) -> np.ndarray:
     """A real (integer or floating) field of one of ``shapes``, as float64; may hold NaN."""
     array = _field(batch, name)
     _check_shape(array, name, shapes, what)
     if array.dtype.kind not in "iuf":
-        raise ValueError(f"batch[{name!r}] must hold real numbers; got dtype {array.dtype}")
+        raise ValueError(
+            f"batch[{name!r}] must hold real numbers; got dtype {array.dtype}"
+        )
     return array.astype(np.float64)
 
 
@@ -79,7 +85,10 @@ def _binary(
 
 
 def _check_shape(
-    array: np.ndarray, name: str, shapes: tuple[tuple[int, ...], ...], what: str
+    array: np.ndarray,
+    name: str,
+    shapes: tuple[tuple[int, ...], ...],
+    what: str,
 ) -> None:
     if array.shape not in shapes:
         allowed = " or ".join(str(shape) for shape in shapes)
@@ -108,7 +117,9 @@ def _check_attention(attention: np.ndarray) -> None:
         )
 
 
-def _check_action_mask(action: np.ndarray, attention: np.ndarray, turn_ids: np.ndarray) -> None:
+def _check_action_mask(
+    action: np.ndarray, attention: np.ndarray, turn_ids: np.ndarray
+) -> None:
     """The action mask may be 1 only on a prediction between two valid tokens whose target a
     decision of the trained policy produced (turn_ids >= 0)."""
     across_padding = ~(attention[:, :-1] & attention[:, 1:])
@@ -141,7 +152,9 @@ def _check_action_mask(action: np.ndarray, attention: np.ndarray, turn_ids: np.n
     )
 
 
-def _check_turn_order(turn_ids: np.ndarray, attention: np.ndarray) -> np.ndarray:
+def _check_turn_order(
+    turn_ids: np.ndarray, attention: np.ndarray
+) -> np.ndarray:
     """Turn ids are -1 across padding and number each row's decisions 0, 1, 2, ... in order.
 
     Returns the number of turns K_i of every row.
@@ -157,20 +170,33 @@ def _check_turn_order(turn_ids: np.ndarray, attention: np.ndarray) -> np.ndarray
     # position must repeat it or add one to it, so the labels run 0, 1, 2, ... in order.
     labeled = turn_ids >= 0
     seen = np.maximum.accumulate(np.where(labeled, turn_ids, -1), axis=1)
-    before = np.concatenate([np.full((len(turn_ids), 1), -1), seen[:, :-1]], axis=1)
+    before = np.concatenate(
+        [np.full((len(turn_ids), 1), -1), seen[:, :-1]], axis=1
+    )
     out_of_order = labeled & ((turn_ids < before) | (turn_ids > before + 1))
     if out_of_order.any():
         row, position = first_index(out_of_order)
-        label, previous = int(turn_ids[row, position]), int(before[row, position])
-        after = "the start of the row" if previous < 0 else f"turn {previous}"
+        label, previous = (
+            int(turn_ids[row, position]),
+            int(before[row, position]),
+        )
+        after = (
+            "the start of the row" if previous < 0 else f"turn {previous}"
+        )
         raise ValueError(
             "batch['turn_ids'] must number the decisions of each row 0, 1, 2, ... in the order "
             f"they happen; got turn {label} after {after} at {_where((row, position))}"
         )
-    return seen[:, -1] + 1 if seen.size else np.zeros(len(turn_ids), dtype=np.int64)
+    return (
+        seen[:, -1] + 1
+        if seen.size
+        else np.zeros(len(turn_ids), dtype=np.int64)
+    )
 
 
-def _check_logprobs(values: np.ndarray, name: str, action: np.ndarray) -> None:
+def _check_logprobs(
+    values: np.ndarray, name: str, action: np.ndarray
+) -> None:
     bad = action & ~(np.isfinite(values) & (values <= 0.0))
     if bad.any():
         index = first_index(bad)
@@ -181,7 +207,9 @@ def _check_logprobs(values: np.ndarray, name: str, action: np.ndarray) -> None:
 
 
 @finite_output(check_result=False)  # masked positions pass through as given
-def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None) -> dict:
+def validate(
+    batch: Mapping[str, ArrayLike], learner_version: int | None = None
+) -> dict:
     """Check every rule of the batch contract; return the batch in its canonical dtypes.
 
     The rules (each failure raises ``ValueError`` naming the field and the first offending
@@ -249,7 +277,9 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
             f"batch must be a mapping of field names to arrays; got {type(batch).__name__}"
         )
     if learner_version is not None:
-        learner_version = check_nonnegative_int(learner_version, "learner_version")
+        learner_version = check_nonnegative_int(
+            learner_version, "learner_version"
+        )
     missing = [name for name in REQUIRED_FIELDS if name not in batch]
     if missing:
         raise ValueError(
@@ -273,17 +303,36 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
         )
     turns = rewards.shape[1]
     full, targets = (rows, length), (rows, length - 1)
-    sizes = {"(B, L)": full, "(B, L - 1)": targets, "(B, T)": (rows, turns), "(B,)": (rows,)}
+    sizes = {
+        "(B, L)": full,
+        "(B, L - 1)": targets,
+        "(B, T)": (rows, turns),
+        "(B,)": (rows,),
+    }
     clean = dict(batch.items())
     for field in FIELDS:
         if field.name in batch:
             shapes = tuple(sizes[shape] for shape in field.shapes)
             what = field.what.format(full=full, targets=targets, rows=rows)
-            clean[field.name] = _READERS[field.dtype](batch, field.name, shapes, what)
-    input_ids, attention, action = clean["input_ids"], clean["attention_mask"], clean["action_mask"]
-    turn_ids, rewards, version = clean["turn_ids"], clean["rewards"], clean["policy_version"]
+            clean[field.name] = _READERS[field.dtype](
+                batch, field.name, shapes, what
+            )
+    input_ids, attention, action = (
+        clean["input_ids"],
+        clean["attention_mask"],
+        clean["action_mask"],
+    )
+    turn_ids, rewards, version = (
+        clean["turn_ids"],
+        clean["rewards"],
+        clean["policy_version"],
+    )
     old_logprobs = clean["old_logprobs"]
-    per_token_advantages = clean["advantages"].shape == targets if "advantages" in clean else None
+    per_token_advantages = (
+        clean["advantages"].shape == targets
+        if "advantages" in clean
+        else None
+    )
 
     # The rules between fields.
     negative = input_ids < 0
@@ -319,7 +368,11 @@ def validate(batch: Mapping[str, ArrayLike], learner_version: int | None = None)
                 f"{_where((row, column))}"
             )
 
-    tags = version if version.ndim == 2 else np.broadcast_to(version[:, None], targets)
+    tags = (
+        version
+        if version.ndim == 2
+        else np.broadcast_to(version[:, None], targets)
+    )
     untagged = action & (tags < 0)
     if untagged.any():
         index = first_index(untagged)

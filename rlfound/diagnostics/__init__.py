@@ -23,11 +23,12 @@ the library's KL estimators (:mod:`rlfound.kl`), clip fractions (:mod:`rlfound.p
 effective sample size (:mod:`rlfound.importance`) and group variance
 (:mod:`rlfound.entropy`) are reused, not copied.
 
-The code lives in private files, one topic each: ``_statistics`` (rewards, returns, groups,
-profiles by position, gradient norms, correlation), ``_policy`` (log-ratios, KL, effective
-sample size, policy lag), ``_critic`` (explained variance, calibration), ``_report`` (the
-batch report), ``_plot`` (:func:`plot_history`), and ``_common`` (what they share). Import
-the names from ``rlfound.diagnostics``; the files are not an API.
+The code lives in private files, one topic each: ``_statistics`` (rewards, returns,
+groups, profiles by position, gradient norms, correlation), ``_policy`` (log-ratios, KL,
+effective sample size, policy lag), ``_critic`` (explained variance, calibration),
+``_report`` (the batch report's inputs and :func:`report`), ``_sections`` (the report's
+sections), ``_plot`` (:func:`plot_history`), and ``_common`` (what they share). Import the
+names from ``rlfound.diagnostics``; the files are not an API.
 
 Book: chapter 12 (estimator diagnostics).
 """

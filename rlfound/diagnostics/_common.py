@@ -25,7 +25,9 @@ _LABEL_LIMIT = 2**62
 def _selected(mask: np.ndarray, name: str = "mask") -> np.ndarray:
     """Refuse a mask that selects nothing (every statistic here is an average)."""
     if not mask.any():
-        raise ValueError(f"{name} must select at least one entry; got none of shape {mask.shape}")
+        raise ValueError(
+            f"{name} must select at least one entry; got none of shape {mask.shape}"
+        )
     return mask
 
 
@@ -36,15 +38,23 @@ def _values_and_mask(values: ArrayLike, name: str, mask: ArrayLike | None):
     return values, mask
 
 
-def _labels(labels: ArrayLike, name: str, shape: tuple[int, ...]) -> np.ndarray:
+def _labels(
+    labels: ArrayLike, name: str, shape: tuple[int, ...]
+) -> np.ndarray:
     """Integer labels (task ids, turn ids, buckets) of exactly ``shape``."""
-    labels = check_indices(labels, name, _LABEL_LIMIT, minimum=-_LABEL_LIMIT, kind="label")
+    labels = check_indices(
+        labels, name, _LABEL_LIMIT, minimum=-_LABEL_LIMIT, kind="label"
+    )
     return check_shape(labels, name, shape, "one label per value")
 
 
-def _token_pair(logprobs: ArrayLike, old_logprobs: ArrayLike, mask: ArrayLike | None):
+def _token_pair(
+    logprobs: ArrayLike, old_logprobs: ArrayLike, mask: ArrayLike | None
+):
     """log π and log μ of one shape (..., L), and a bool mask that selects some token."""
-    logprobs, old_logprobs, mask = check_logprob_pair(logprobs, old_logprobs, mask, "old_logprobs")
+    logprobs, old_logprobs, mask = check_logprob_pair(
+        logprobs, old_logprobs, mask, "old_logprobs"
+    )
     return logprobs, old_logprobs, _selected(mask)
 
 

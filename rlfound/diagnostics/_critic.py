@@ -19,7 +19,10 @@ from ._common import _masked_variance, _values_and_mask
 
 @finite_output()
 def explained_variance(
-    values: ArrayLike, returns: ArrayLike, mask: ArrayLike | None = None, eps: float = 0.0
+    values: ArrayLike,
+    returns: ArrayLike,
+    mask: ArrayLike | None = None,
+    eps: float = 0.0,
 ) -> float:
     """Fraction of the variance of the returns that the critic's predictions explain.
 
@@ -76,8 +79,9 @@ def explained_variance(
     spread = _masked_variance(returns, mask) + eps
     if spread == 0.0:
         raise ValueError(
-            "returns must vary over the selected entries when eps = 0 (the explained variance "
-            f"divides by their variance); got the constant {float(returns[mask][0])!r}"
+            "returns must vary over the selected entries when eps = 0 (the "
+            "explained variance divides by their variance); got the "
+            f"constant {float(returns[mask][0])!r}"
         )
     return 1.0 - _masked_variance(returns - values, mask) / spread
 
@@ -92,7 +96,8 @@ def calibration_by_horizon(
     """Mean prediction and mean target of the critic at each number of steps to go.
 
         h_ij = Σ_{k > j} m_ik   (the selected positions after j in row i),
-        V̄_h = mean{V_ij : h_ij = h},    Ḡ_h = mean{G_ij : h_ij = h},    n_h = #{h_ij = h},
+        V̄_h = mean{V_ij : h_ij = h},    Ḡ_h = mean{G_ij : h_ij = h},
+        n_h = #{h_ij = h},
 
     with horizons at or beyond ``max_horizon`` pooled into the last bucket. A calibrated
     critic has V̄_h = Ḡ_h at every horizon; the gap V̄_h - Ḡ_h is its bias at that distance
@@ -137,16 +142,29 @@ def calibration_by_horizon(
     returns = as_float_array_like(returns, "returns", values.shape, "values")
     if max_horizon is not None:
         max_horizon = check_nonnegative_int(max_horizon, "max_horizon")
-        check_size(max_horizon + 1, "max_horizon", MAX_ARRAY_ENTRIES, "buckets (max_horizon + 1)")
+        check_size(
+            max_horizon + 1,
+            "max_horizon",
+            MAX_ARRAY_ENTRIES,
+            "buckets (max_horizon + 1)",
+        )
 
     # Steps to go: selected positions after this one in the same row.
-    after = np.flip(np.cumsum(np.flip(mask, axis=-1), axis=-1), axis=-1) - mask
+    after = (
+        np.flip(np.cumsum(np.flip(mask, axis=-1), axis=-1), axis=-1) - mask
+    )
     horizons = after[mask]
     if max_horizon is not None:
         horizons = np.minimum(horizons, max_horizon)
-    size = int(horizons.max()) + 1 if max_horizon is None else max_horizon + 1
+    size = (
+        int(horizons.max()) + 1 if max_horizon is None else max_horizon + 1
+    )
     counts = np.bincount(horizons, minlength=size).astype(np.float64)
     filled = np.maximum(counts, 1.0)  # empty buckets: 0 / 1
-    mean_values = np.bincount(horizons, weights=values[mask], minlength=size) / filled
-    mean_returns = np.bincount(horizons, weights=returns[mask], minlength=size) / filled
+    mean_values = (
+        np.bincount(horizons, weights=values[mask], minlength=size) / filled
+    )
+    mean_returns = (
+        np.bincount(horizons, weights=returns[mask], minlength=size) / filled
+    )
     return mean_values, mean_returns, counts

@@ -35,7 +35,11 @@ DEFAULT_PANELS = (
 
 def _check_run(run: Any, label: str) -> list:
     """One run: a non-empty sequence of tables (mappings)."""
-    if isinstance(run, Mapping | str) or not isinstance(run, Sequence) or not run:
+    if (
+        isinstance(run, Mapping | str)
+        or not isinstance(run, Sequence)
+        or not run
+    ):
         raise ValueError(
             f"history{label} must be a non-empty sequence of tables (dicts of name -> float); "
             f"got {run!r:.60}"
@@ -53,8 +57,13 @@ def _runs(history: Any) -> dict[str, list]:
     """The runs of ``history`` by label: one unlabeled run for a plain list of tables."""
     if isinstance(history, Mapping):
         if not history:
-            raise ValueError("history must hold at least one run; got an empty mapping")
-        return {str(label): _check_run(run, f"[{label!r}]") for label, run in history.items()}
+            raise ValueError(
+                "history must hold at least one run; got an empty mapping"
+            )
+        return {
+            str(label): _check_run(run, f"[{label!r}]")
+            for label, run in history.items()
+        }
     return {"": _check_run(history, "")}
 
 
@@ -66,10 +75,14 @@ def _names_of(panel: str | Sequence[str]) -> tuple[str, ...]:
 def _choose_panels(names: Any, runs: dict[str, list]) -> list:
     """The panels to draw: ``names`` checked against the diagnostics that occur in the runs,
     or (``names`` None) the default panels that occur."""
-    present = set().union(*(table.keys() for run in runs.values() for table in run))
+    present = set().union(
+        *(table.keys() for run in runs.values() for table in run)
+    )
     if names is None:
         panels = [
-            panel for panel in DEFAULT_PANELS if any(name in present for name in _names_of(panel))
+            panel
+            for panel in DEFAULT_PANELS
+            if any(name in present for name in _names_of(panel))
         ]
         if not panels:
             raise ValueError(
@@ -77,12 +90,20 @@ def _choose_panels(names: Any, runs: dict[str, list]) -> list:
                 f"names None and the diagnostics {sorted(present)[:5]}"
             )
         return panels
-    if isinstance(names, str) or not isinstance(names, Sequence) or not names:
-        raise ValueError(f"names must be a non-empty list of diagnostic names; got {names!r}")
+    if (
+        isinstance(names, str)
+        or not isinstance(names, Sequence)
+        or not names
+    ):
+        raise ValueError(
+            f"names must be a non-empty list of diagnostic names; got {names!r}"
+        )
     for panel in names:
         for name in _names_of(panel):
             if name not in present:
-                raise ValueError(f"names must name diagnostics that occur in history; got {name!r}")
+                raise ValueError(
+                    f"names must name diagnostics that occur in history; got {name!r}"
+                )
     return list(names)
 
 
@@ -91,7 +112,9 @@ def _build_series(runs: dict[str, list], panels: list, steps: Any) -> dict:
     if steps is not None:
         steps = as_float_array(steps, "steps", ndim=1)
         for run in runs.values():
-            check_shape(steps, "steps", (len(run),), "one entry per table of history")
+            check_shape(
+                steps, "steps", (len(run),), "one entry per table of history"
+            )
     series = {}
     for label, run in runs.items():
         x = np.arange(len(run), dtype=np.float64) if steps is None else steps
@@ -99,7 +122,10 @@ def _build_series(runs: dict[str, list], panels: list, steps: Any) -> dict:
             for name in _names_of(panel):
                 column = [table.get(name, np.nan) for table in run]
                 try:
-                    series[label, name] = x, np.array(column, dtype=np.float64)
+                    series[label, name] = (
+                        x,
+                        np.array(column, dtype=np.float64),
+                    )
                 except (TypeError, ValueError) as error:
                     raise ValueError(
                         f"history must hold numbers; got {column!r:.60} for {name!r}"
@@ -111,23 +137,40 @@ def _draw(runs: dict[str, list], panels: list, series: dict, ncols: int):
     """The figure: one panel per entry of ``panels``, a line per run and name."""
     try:
         import matplotlib.pyplot as plt
-    except ImportError as error:  # matplotlib is a dependency of the book, not of rlfound
+    except (
+        ImportError
+    ) as error:  # matplotlib is a dependency of the book, not of rlfound
         raise ImportError(
             "plot_history needs matplotlib, which rlfound does not install; install it with "
             "`pip install matplotlib` (or `pip install rlfound[book]`)"
         ) from error
 
-    ncols = min(ncols, len(panels))  # more columns than panels would only be empty axes
+    ncols = min(
+        ncols, len(panels)
+    )  # more columns than panels would only be empty axes
     nrows = -(-len(panels) // ncols)
     fig, axes = plt.subplots(
-        nrows, ncols, figsize=(4.0 * ncols, 2.8 * nrows), squeeze=False, sharex=True
+        nrows,
+        ncols,
+        figsize=(4.0 * ncols, 2.8 * nrows),
+        squeeze=False,
+        sharex=True,
     )
     for ax, panel in zip(axes.flat, panels, strict=False):
         group = _names_of(panel)
         for label in runs:
             for name in group:
-                text = " ".join(part for part in (label, "" if len(group) == 1 else name) if part)
-                ax.plot(*series[label, name], marker=".", markersize=3, label=text or None)
+                text = " ".join(
+                    part
+                    for part in (label, "" if len(group) == 1 else name)
+                    if part
+                )
+                ax.plot(
+                    *series[label, name],
+                    marker=".",
+                    markersize=3,
+                    label=text or None,
+                )
         ax.set_title(" / ".join(group), fontsize=9)
         if len(group) > 1 or len(runs) > 1:
             ax.legend(fontsize=7)
@@ -142,7 +185,8 @@ def _draw(runs: dict[str, list], panels: list, series: dict, ncols: int):
 
 @finite_output()
 def plot_history(
-    history: Sequence[Mapping[str, float]] | Mapping[str, Sequence[Mapping[str, float]]],
+    history: Sequence[Mapping[str, float]]
+    | Mapping[str, Sequence[Mapping[str, float]]],
     names: Sequence[str | Sequence[str]] | None = None,
     ncols: int = 3,
     steps: ArrayLike | None = None,

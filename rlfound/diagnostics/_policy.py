@@ -15,7 +15,13 @@ from rlfound._validation import (
     raise_first,
 )
 
-from ._common import _LABEL_LIMIT, _log_ratios, _quantile_levels, _selected, _token_pair
+from ._common import (
+    _LABEL_LIMIT,
+    _log_ratios,
+    _quantile_levels,
+    _selected,
+    _token_pair,
+)
 
 #: The KL estimators of :mod:`rlfound.kl`, by name.
 ESTIMATORS = {"k1": kl.k1, "k2": kl.k2, "k3": kl.k3}
@@ -39,7 +45,8 @@ def log_ratio_summary(
     """Mean, largest magnitude and quantiles of the log-ratios log π - log μ.
 
         token:     d_j = log π(x_j) - log μ(x_j) for every selected token j,
-        sequence:  d_i = Σ_j m_ij (log π(x_ij) - log μ(x_ij)) for every row i with a token,
+        sequence:  d_i = Σ_j m_ij (log π(x_ij) - log μ(x_ij))
+                   for every row i with a token,
 
     summarized by their mean, max |d| and quantiles. Under μ a ratio e^{d} has mean 1, so
     E_μ[d] = -KL(μ ‖ π) <= 0: the mean token log-ratio is minus the k1 estimate of the
@@ -115,7 +122,8 @@ def approximate_kl(
     """A sampled estimate of KL(p ‖ q) from the tokens p sampled, with the estimator named.
 
         token:     Σ_ij m_ij k(x_ij) / Σ_ij m_ij,
-        sequence:  (1/B') Σ_i Σ_j m_ij k(x_ij)   over the B' rows with at least one token,
+        sequence:  (1/B') Σ_i Σ_j m_ij k(x_ij)
+                   over the B' rows with at least one token,
 
     with k one of Schulman's estimators :func:`rlfound.kl.k1`, :func:`~rlfound.kl.k2`,
     :func:`~rlfound.kl.k3` of the log-ratio log p(x) - log q(x). The direction is fixed by
@@ -199,8 +207,10 @@ def importance_ess(
     """Effective sample size of the importance weights of a batch, per token or per sequence.
 
         ESS = (Σ_i w_i)² / Σ_i w_i²,
-        token:     w = ρ_j = exp(log π(x_j) - log μ(x_j)) for every selected token,
-        sequence:  w_i = exp(Σ_j m_ij (log π(x_ij) - log μ(x_ij))) for every row with a token.
+        token:     w = ρ_j = exp(log π(x_j) - log μ(x_j))
+                   for every selected token,
+        sequence:  w_i = exp(Σ_j m_ij (log π(x_ij) - log μ(x_ij)))
+                   for every row with a token.
 
     ESS / N is the fraction of the N weights that effectively informs a weighted average:
     1 when the data is on-policy, small when a few weights dominate. Sequence weights multiply
@@ -257,12 +267,16 @@ def importance_ess(
     level = check_choice(level, "level", RATIO_LEVELS)
 
     log_weights = _log_ratios(logprobs, old_logprobs, mask, level)
-    return importance.effective_sample_size(np.exp(log_weights - log_weights.max()))
+    return importance.effective_sample_size(
+        np.exp(log_weights - log_weights.max())
+    )
 
 
 @finite_output()
 def policy_lag(
-    policy_version: ArrayLike, learner_version: int, mask: ArrayLike | None = None
+    policy_version: ArrayLike,
+    learner_version: int,
+    mask: ArrayLike | None = None,
 ) -> tuple[float, float]:
     """Mean and largest policy lag, in optimizer steps, of the selected tokens (or rows).
 
@@ -315,21 +329,30 @@ def policy_lag(
     (0.6666666666666666, 1.0)
     """
     versions = check_indices(
-        policy_version, "policy_version", _LABEL_LIMIT, min_ndim=1, minimum=-1, kind="version"
+        policy_version,
+        "policy_version",
+        _LABEL_LIMIT,
+        min_ndim=1,
+        minimum=-1,
+        kind="version",
     )
-    learner_version = check_nonnegative_int(learner_version, "learner_version")
+    learner_version = check_nonnegative_int(
+        learner_version, "learner_version"
+    )
     mask = _selected(check_optional_mask(mask, "mask", versions.shape))
 
     unset = mask & (versions < 0)
     raise_first(
         unset,
-        "policy_version must be >= 0 where mask selects it (a version that sampled the token)",
+        "policy_version must be >= 0 where mask selects it (a version that "
+        "sampled the token)",
         got="-1",
     )
     newer = mask & (versions > learner_version)
     raise_first(
         newer,
-        f"policy_version must not be newer than learner_version ({learner_version})",
+        "policy_version must not be newer than learner_version "
+        f"({learner_version})",
         values=versions,
     )
     lag = learner_version - versions[mask]

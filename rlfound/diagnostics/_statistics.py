@@ -95,7 +95,9 @@ def reward_statistics(
     (array([1., 0., 0., 1., 2.]), array([-4., -3., -2., -1.,  0.,  1.]))
     """
     rewards, mask = _values_and_mask(rewards, "rewards", mask)
-    bins = check_size(check_positive_int(bins, "bins"), "bins", MAX_ARRAY_ENTRIES, "bins")
+    bins = check_size(
+        check_positive_int(bins, "bins"), "bins", MAX_ARRAY_ENTRIES, "bins"
+    )
     if value_range is not None:
         value_range = _check_range(value_range)
 
@@ -110,16 +112,20 @@ def _check_range(value_range: Any) -> tuple[float, float]:
     pair = as_float_array(value_range, "value_range", ndim=1)
     if pair.size != 2 or not pair[0] < pair[1]:
         raise ValueError(
-            f"value_range must be a pair (lower, upper) with lower < upper; got {pair.tolist()}"
+            "value_range must be a pair (lower, upper) with lower < upper; "
+            f"got {pair.tolist()}"
         )
     return float(pair[0]), float(pair[1])
 
 
 @finite_output()
-def tail_mean(values: ArrayLike, fraction: float, mask: ArrayLike | None = None) -> float:
+def tail_mean(
+    values: ArrayLike, fraction: float, mask: ArrayLike | None = None
+) -> float:
     """Mean of the worst ``fraction`` of the values: the lower-tail CVaR of their distribution.
 
-        CVaR_α = (1 / (α n)) Σ_{i=1}^{n} w_i x_(i),    w_i = min(1, max(0, α n - (i - 1))),
+        CVaR_α = (1 / (α n)) Σ_{i=1}^{n} w_i x_(i),
+        w_i = min(1, max(0, α n - (i - 1))),
 
     where x_(1) <= ... <= x_(n) are the n selected values sorted and α = ``fraction``. When
     α n is an integer k it is the mean of the k smallest values; otherwise the k-th value
@@ -165,11 +171,15 @@ def tail_mean(values: ArrayLike, fraction: float, mask: ArrayLike | None = None)
     values, mask = _values_and_mask(values, "values", mask)
     fraction = check_unit_interval(fraction, "fraction")
     if fraction == 0.0:
-        raise ValueError("fraction must be in (0, 1] (a tail must hold some mass); got 0.0")
+        raise ValueError(
+            "fraction must be in (0, 1] (a tail must hold some mass); got "
+            "0.0"
+        )
 
     ordered = np.sort(values[mask])
     share = fraction * ordered.size
-    # Weight of the i-th smallest value: the part of [i, i + 1) that lies inside [0, α n).
+    # Weight of the i-th smallest value: the part of [i, i + 1) that lies
+    # inside [0, α n).
     weights = np.clip(share - np.arange(ordered.size), 0.0, 1.0)
     return float(np.sum(weights * ordered) / np.sum(weights))
 
@@ -224,8 +234,12 @@ def grouped_statistics(
     keys, group = np.unique(labels[mask], return_inverse=True)
     selected = values[mask]
     counts = np.bincount(group, minlength=keys.size).astype(np.float64)
-    means = np.bincount(group, weights=selected, minlength=keys.size) / counts
-    squares = np.bincount(group, weights=(selected - means[group]) ** 2, minlength=keys.size)
+    means = (
+        np.bincount(group, weights=selected, minlength=keys.size) / counts
+    )
+    squares = np.bincount(
+        group, weights=(selected - means[group]) ** 2, minlength=keys.size
+    )
     return keys.astype(np.int64), means, np.sqrt(squares / counts), counts
 
 
@@ -234,7 +248,10 @@ def grouped_statistics(
 
 @finite_output()
 def group_variance_statistics(
-    rewards: ArrayLike, group_ids: ArrayLike, ddof: int = 0, atol: float = 0.0
+    rewards: ArrayLike,
+    group_ids: ArrayLike,
+    ddof: int = 0,
+    atol: float = 0.0,
 ) -> tuple[float, float]:
     """Mean within-group reward variance and the fraction of groups whose rewards are all equal.
 
@@ -292,23 +309,33 @@ def group_variance_statistics(
     """
     rewards = as_float_array(rewards, "rewards", ndim=1)
     if rewards.size == 0:
-        raise ValueError("rewards must hold at least one rollout; got shape (0,)")
+        raise ValueError(
+            "rewards must hold at least one rollout; got shape (0,)"
+        )
     group_ids = _labels(group_ids, "group_ids", rewards.shape)
     ddof = check_nonnegative_int(ddof, "ddof")
     atol = check_nonnegative_real(atol, "atol")
 
     keys, sizes = np.unique(group_ids, return_counts=True)
-    if np.all(sizes == sizes[0]):  # equal groups: one (G, N) array, one vectorized call
-        members = rewards[np.argsort(group_ids, kind="stable")].reshape(keys.size, sizes[0])
+    if np.all(
+        sizes == sizes[0]
+    ):  # equal groups: one (G, N) array, one vectorized call
+        members = rewards[np.argsort(group_ids, kind="stable")].reshape(
+            keys.size, sizes[0]
+        )
         variances = entropy.group_reward_variance(members, ddof=ddof)
         spread = members.max(axis=1) - members.min(axis=1)
     else:
         variances, spread = [], []
         for key in keys:
             members = rewards[group_ids == key]
-            variances.append(entropy.group_reward_variance(members, ddof=ddof))
+            variances.append(
+                entropy.group_reward_variance(members, ddof=ddof)
+            )
             spread.append(members.max() - members.min())
-    return float(np.mean(variances)), float(np.mean(np.asarray(spread) <= atol))
+    return float(np.mean(variances)), float(
+        np.mean(np.asarray(spread) <= atol)
+    )
 
 
 # --- entropy, values, gradients, lengths -------------------------------------------------------
@@ -320,8 +347,10 @@ def mean_by_position(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Mean of a per-token quantity at each position of the response, across rows.
 
-        p_ij = Σ_{k <= j} m_ik - 1   (the rank of token j among the selected tokens of row i),
-        mean_p = Σ_ij m_ij [p_ij = p] x_ij / n_p,    n_p = Σ_ij m_ij [p_ij = p].
+        p_ij = Σ_{k <= j} m_ik - 1
+               (the rank of token j among the selected tokens of row i),
+        mean_p = Σ_ij m_ij [p_ij = p] x_ij / n_p,
+        n_p = Σ_ij m_ij [p_ij = p].
 
     Positions count the selected tokens of a row, not its columns, so left padding, prompts
     and tool observations do not shift them: position 0 is the first generated token of every
@@ -369,11 +398,14 @@ def mean_by_position(
 
 @finite_output()
 def gradient_norms(
-    gradients: Sequence[ArrayLike] | Mapping[str, ArrayLike], max_norm: float, eps: float = 1e-6
+    gradients: Sequence[ArrayLike] | Mapping[str, ArrayLike],
+    max_norm: float,
+    eps: float = 1e-6,
 ) -> tuple[np.ndarray, float, float]:
     """Gradient norms per parameter group, and the global norm before and after clipping.
 
-        ‖g‖ = sqrt(Σ_k ‖g_k‖²),    c = min(1, max_norm / (‖g‖ + eps)),    after = c ‖g‖,
+        ‖g‖ = sqrt(Σ_k ‖g_k‖²),    c = min(1, max_norm / (‖g‖ + eps)),
+        after = c ‖g‖,
 
     for parameter groups g_1, ..., g_K (layers, the policy and the value head, LoRA
     adapters). Clipping by the global norm multiplies every group by the same c, so the
@@ -432,14 +464,20 @@ def gradient_norms(
     """
     if isinstance(gradients, Mapping):
         gradients = list(gradients.values())
-    if isinstance(gradients, (str, bytes)) or not isinstance(gradients, Sequence):
+    if isinstance(gradients, (str, bytes)) or not isinstance(
+        gradients, Sequence
+    ):
         raise ValueError(
-            "gradients must be a sequence (or mapping) of per-group gradient arrays; got "
-            f"{type(gradients).__name__}"
+            "gradients must be a sequence (or mapping) of per-group "
+            f"gradient arrays; got {type(gradients).__name__}"
         )
     if len(gradients) == 0:
-        raise ValueError("gradients must hold at least one parameter group; got 0")
-    groups = [as_float_array(g, f"gradients[{k}]") for k, g in enumerate(gradients)]
+        raise ValueError(
+            "gradients must hold at least one parameter group; got 0"
+        )
+    groups = [
+        as_float_array(g, f"gradients[{k}]") for k, g in enumerate(gradients)
+    ]
     max_norm = check_positive_real(max_norm, "max_norm")
     eps = check_nonnegative_real(eps, "eps")
 
@@ -450,7 +488,9 @@ def gradient_norms(
 
 
 @finite_output()
-def pearson_correlation(x: ArrayLike, y: ArrayLike, mask: ArrayLike | None = None) -> float:
+def pearson_correlation(
+    x: ArrayLike, y: ArrayLike, mask: ArrayLike | None = None
+) -> float:
     """Pearson correlation of two quantities over the selected entries.
 
         corr = Σ m (x - x̄)(y - ȳ) / sqrt(Σ m (x - x̄)² Σ m (y - ȳ)²).
@@ -489,15 +529,18 @@ def pearson_correlation(x: ArrayLike, y: ArrayLike, mask: ArrayLike | None = Non
     x, mask = _values_and_mask(x, "x", mask)
     y = as_float_array_like(y, "y", x.shape, "x")
     if mask.sum() < 2:
-        raise ValueError(f"mask must select at least two entries; got {int(mask.sum())}")
+        raise ValueError(
+            f"mask must select at least two entries; got {int(mask.sum())}"
+        )
 
     dx = x[mask] - x[mask].mean()
     dy = y[mask] - y[mask].mean()
     for name, d in (("x", dx), ("y", dy)):
         if not np.any(d != 0.0):
             raise ValueError(
-                f"{name} must vary over the selected entries (a correlation divides by its "
-                f"spread); got the constant {float((x if name == 'x' else y)[mask][0])!r}"
+                f"{name} must vary over the selected entries (a correlation "
+                "divides by its spread); got the constant "
+                f"{float((x if name == 'x' else y)[mask][0])!r}"
             )
     # Each centered vector normalized by its own norm, so large values cannot overflow.
     return float(np.clip(np.dot(dx / _norm(dx), dy / _norm(dy)), -1.0, 1.0))

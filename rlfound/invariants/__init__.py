@@ -54,15 +54,29 @@ Import the names from ``rlfound.invariants``; the files are not an API.
 Book: chapter 13 (the training-batch contract and its invariants).
 """
 
-from ._advantages import check_constant_reward, check_group_shift, check_terminal_bootstrap
+from ._advantages import (
+    check_constant_reward,
+    check_group_shift,
+    check_terminal_bootstrap,
+)
 from ._batches import (
     check_event_order,
     check_no_retokenization,
     check_old_logprobs_immutable,
     check_unit_ratios,
 )
-from ._kit import INVARIANTS, PADDING_CHANGES, TOY_VOCABULARY, InvariantCheck, InvariantViolation
-from ._losses import check_distributed_reduction, check_masked_tokens, check_padding_invariance
+from ._kit import (
+    INVARIANTS,
+    PADDING_CHANGES,
+    TOY_VOCABULARY,
+    InvariantCheck,
+    InvariantViolation,
+)
+from ._losses import (
+    check_distributed_reduction,
+    check_masked_tokens,
+    check_padding_invariance,
+)
 
 __all__ = [
     "INVARIANTS",

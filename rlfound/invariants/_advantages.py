@@ -91,7 +91,9 @@ def check_constant_reward(
         groups, size = int(rng.integers(1, 5)), int(rng.integers(2, 9))
         constants = _group_constants(rng, groups)
         rewards = np.repeat(constants[:, None], size, axis=1)
-        case = _Case(1, index, num_cases, f"{groups} group(s) of {size} equal rewards")
+        case = _Case(
+            1, index, num_cases, f"{groups} group(s) of {size} equal rewards"
+        )
         advantages = case.array(
             case.call(advantage_fn, "advantage_fn", rewards.copy()),
             "advantage_fn",
@@ -184,7 +186,11 @@ def check_group_shift(
     errors, sizes = [], []
     for index in range(num_cases):
         rewards = _group_rewards(rng)
-        shifts = np.where(rng.random(len(rewards)) < 0.2, 50.0, rng.normal(0.0, 5.0, len(rewards)))
+        shifts = np.where(
+            rng.random(len(rewards)) < 0.2,
+            50.0,
+            rng.normal(0.0, 5.0, len(rewards)),
+        )
         if not per_group:
             shifts[:] = shifts[0]
         label = f"{rewards.shape[0]} group(s) of {rewards.shape[1]}"
@@ -196,7 +202,9 @@ def check_group_shift(
             "one advantage per reward",
         )
         after = case.array(
-            case.call(advantage_fn, "advantage_fn", rewards + shifts[:, None]),
+            case.call(
+                advantage_fn, "advantage_fn", rewards + shifts[:, None]
+            ),
             "advantage_fn",
             rewards.shape,
             "one advantage per reward",
@@ -291,7 +299,9 @@ def check_terminal_bootstrap(
     """
     returns_fn = check_callable(returns_fn, "returns_fn")
     gamma = check_unit_interval(gamma, "gamma")
-    truncation = check_choice(truncation, "truncation", ("bootstrap", "terminate"))
+    truncation = check_choice(
+        truncation, "truncation", ("bootstrap", "terminate")
+    )
     rng, num_cases = _check_common(rng, num_cases)
     atol = check_nonnegative_real(atol, "atol")
 
@@ -299,17 +309,31 @@ def check_terminal_bootstrap(
     for index in range(num_cases):
         stream = _packed_streams(rng)
         shape = stream["rewards"].shape
-        case = _Case(7, index, num_cases, f"{shape[0]} stream(s) of {shape[1]} steps")
+        case = _Case(
+            7, index, num_cases, f"{shape[0]} stream(s) of {shape[1]} steps"
+        )
 
         def run(changes, case=case, stream=stream, shape=shape):
             arrays = {**{k: v.copy() for k, v in stream.items()}, **changes}
-            names = ("rewards", "values", "next_values", "terminated", "truncated")
-            out = case.call(returns_fn, "returns_fn", *(arrays[k] for k in names))
+            names = (
+                "rewards",
+                "values",
+                "next_values",
+                "terminated",
+                "truncated",
+            )
+            out = case.call(
+                returns_fn, "returns_fn", *(arrays[k] for k in names)
+            )
             return case.array(out, "returns_fn", shape, "one value per step")
 
         base = run({})
         terminated, truncated = stream["terminated"], stream["truncated"]
-        moved = np.where(terminated, rng.normal(0.0, 100.0, size=shape), stream["next_values"])
+        moved = np.where(
+            terminated,
+            rng.normal(0.0, 100.0, size=shape),
+            stream["next_values"],
+        )
         gap = np.abs(run({"next_values": moved}) - base)
         if not np.all(gap <= atol * (1.0 + np.abs(base))):
             where = first_index(~(gap <= atol * (1.0 + np.abs(base))))
@@ -319,7 +343,10 @@ def check_terminal_bootstrap(
                 f"the result at {where} by {gap[where]:.6g}; a true terminal state has no future "
                 "value, so it must never bootstrap"
             )
-        folded = {"terminated": terminated | truncated, "truncated": np.zeros(shape, dtype=bool)}
+        folded = {
+            "terminated": terminated | truncated,
+            "truncated": np.zeros(shape, dtype=bool),
+        }
         if truncation == "bootstrap":
             folded["rewards"] = stream["rewards"] + gamma * np.where(
                 truncated, stream["next_values"], 0.0
@@ -327,7 +354,9 @@ def check_terminal_bootstrap(
         expected = run(folded)
         gap_fold = np.abs(base - expected)
         if not np.all(gap_fold <= atol * (1.0 + np.abs(expected))):
-            where = first_index(~(gap_fold <= atol * (1.0 + np.abs(expected))))
+            where = first_index(
+                ~(gap_fold <= atol * (1.0 + np.abs(expected)))
+            )
             rule = (
                 f"a termination whose reward includes gamma * next_values (gamma = {gamma:g})"
                 if truncation == "bootstrap"

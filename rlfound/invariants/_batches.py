@@ -22,7 +22,13 @@ from rlfound._validation import (
 )
 from rlfound.distributions import log_softmax
 
-from ._cases import _built_batch, _episodes, _expected_row, _given_batch, _row_block
+from ._cases import (
+    _built_batch,
+    _episodes,
+    _expected_row,
+    _given_batch,
+    _row_block,
+)
 from ._kit import InvariantCheck, _Case, _check_common, _plain, _result
 
 # --- 4 and 10: from episodes to a batch ---------------------------------------------------------
@@ -98,7 +104,9 @@ def check_no_retokenization(
                 count += sampled.size
                 # The segment's tokens sit at the columns given by their offset in the episode.
                 offset = _segment_offset(episode, segment)
-                columns = np.arange(start + offset, start + offset + sampled.size)
+                columns = np.arange(
+                    start + offset, start + offset + sampled.size
+                )
                 held = batch["input_ids"][row, columns[columns < stop]]
                 if held.size != sampled.size or (held != sampled).any():
                     raise case.fail(
@@ -193,12 +201,17 @@ def check_event_order(
             start, stop = _row_block(batch, row)
             tokens = batch["input_ids"][row, start:stop]
             count += tokens.size
-            if tokens.size != truth["tokens"].size or (tokens != truth["tokens"]).any():
+            if (
+                tokens.size != truth["tokens"].size
+                or (tokens != truth["tokens"]).any()
+            ):
                 raise case.fail(
                     f"row {row} holds the tokens {tokens.tolist()}; the episode's tokens in order "
                     f"are {truth['tokens'].tolist()}"
                 )
-            targets = slice(start, stop - 1)  # prediction of token q sits at start + q - 1
+            targets = slice(
+                start, stop - 1
+            )  # prediction of token q sits at start + q - 1
             version = batch["policy_version"]
             version = (
                 version[row, targets]
@@ -212,7 +225,12 @@ def check_event_order(
                     truth["policy"],
                     "policy token",
                 ),
-                ("turn_ids", batch["turn_ids"][row, targets], truth["turn"], "turn"),
+                (
+                    "turn_ids",
+                    batch["turn_ids"][row, targets],
+                    truth["turn"],
+                    "turn",
+                ),
             )
             for name, got, want, what in fields:
                 wrong = got != want
@@ -223,7 +241,11 @@ def check_event_order(
                         f"token {q + 1} of the episode, whose {what} is {_plain(want[q])}"
                     )
             for name, got, want in (
-                ("old_logprobs", batch["old_logprobs"][row, targets], truth["logprob"]),
+                (
+                    "old_logprobs",
+                    batch["old_logprobs"][row, targets],
+                    truth["logprob"],
+                ),
                 ("policy_version", version, truth["version"]),
             ):
                 wrong = truth["policy"] & (got != want)
@@ -238,7 +260,9 @@ def check_event_order(
             want = np.zeros(rewards.size)
             k = truth["rewards"].size
             if k > rewards.size:
-                raise case.fail(f"rewards has {rewards.size} columns for an episode of {k} turns")
+                raise case.fail(
+                    f"rewards has {rewards.size} columns for an episode of {k} turns"
+                )
             want[:k] = truth["rewards"]
             if (rewards != want).any():
                 turn = int(np.flatnonzero(rewards != want)[0])
@@ -328,16 +352,29 @@ def check_unit_ratios(
         lengths = rng.integers(2, length + 1, size=rows)
         left = rng.random() < 0.5
         columns = np.arange(length)
-        attention = (columns >= length - lengths[:, None]) if left else (columns < lengths[:, None])
+        attention = (
+            (columns >= length - lengths[:, None])
+            if left
+            else (columns < lengths[:, None])
+        )
         input_ids = np.where(attention, input_ids, 0)
         valid = attention[:, :-1] & attention[:, 1:]
         # The sampler's record: the logits at j score the token at j + 1.
         scores = log_softmax(logits)[:, :-1, :]
-        recorded = np.take_along_axis(scores, input_ids[:, 1:, None], axis=-1)[..., 0]
+        recorded = np.take_along_axis(
+            scores, input_ids[:, 1:, None], axis=-1
+        )[..., 0]
         side = "left" if left else "right"
-        case = _Case(5, index, num_cases, f"B = {rows}, L = {length}, V = {vocab}, {side} padding")
+        case = _Case(
+            5,
+            index,
+            num_cases,
+            f"B = {rows}, L = {length}, V = {vocab}, {side} padding",
+        )
         new = case.array(
-            case.call(logprob_fn, "logprob_fn", logits.copy(), input_ids.copy()),
+            case.call(
+                logprob_fn, "logprob_fn", logits.copy(), input_ids.copy()
+            ),
             "logprob_fn",
             (rows, length - 1),
             "one log-probability per target: position j scores input_ids[:, j + 1]",
@@ -362,7 +399,9 @@ def check_unit_ratios(
 # --- 9: old log-probabilities are immutable -----------------------------------------------------
 
 
-def _run_step(case: _Case, step_fn: Callable[[dict], Any], batch: dict, label: str) -> Any:
+def _run_step(
+    case: _Case, step_fn: Callable[[dict], Any], batch: dict, label: str
+) -> Any:
     """One call of a training step, with its errors reported as failures of invariant 9."""
     try:
         return step_fn(batch)
@@ -372,9 +411,13 @@ def _run_step(case: _Case, step_fn: Callable[[dict], Any], batch: dict, label: s
                 f"step_fn wrote into old_logprobs or policy_version in place on {label} "
                 f"({error}); the sampler's record is read-only"
             ) from None
-        raise case.fail(f"step_fn raised ValueError on {label}: {error}") from error
+        raise case.fail(
+            f"step_fn raised ValueError on {label}: {error}"
+        ) from error
     except Exception as error:
-        raise case.fail(f"step_fn raised {type(error).__name__} on {label}: {error}") from error
+        raise case.fail(
+            f"step_fn raised {type(error).__name__} on {label}: {error}"
+        ) from error
 
 
 def _step_output(case: _Case, output: Any, label: str) -> np.ndarray:
@@ -479,29 +522,49 @@ def check_old_logprobs_immutable(
     given = _given_batch(batch)
     rng, num_cases = _check_common(rng, num_cases)
     num_steps = check_size(
-        check_positive_int(num_steps, "num_steps"), "num_steps", MAX_ITERATIONS, "steps"
+        check_positive_int(num_steps, "num_steps"),
+        "num_steps",
+        MAX_ITERATIONS,
+        "steps",
     )
 
     cases = []
     for _ in range(num_cases):
         episodes = _episodes(rng)
-        while not any(s["kind"] == "policy" for e in episodes for s in e["segments"]):
+        while not any(
+            s["kind"] == "policy" for e in episodes for s in e["segments"]
+        ):
             episodes = _episodes(rng)
-        built = contract.build_batch(episodes, padding_side=str(rng.choice(["left", "right"])))
+        built = contract.build_batch(
+            episodes, padding_side=str(rng.choice(["left", "right"]))
+        )
         signs = rng.choice([-1.0, 1.0], size=built["action_mask"].shape)
         built["advantages"] = np.where(built["action_mask"], signs, 0.0)
         cases.append(built)
     if given is not None:
-        cases.append({key: np.array(value, copy=True) for key, value in given.items()})
+        cases.append(
+            {key: np.array(value, copy=True) for key, value in given.items()}
+        )
     errors, sizes = [], []
     for index, current in enumerate(cases):
-        case = _Case(9, index, num_cases, f"B = {len(current['input_ids'])}, {num_steps} steps")
+        case = _Case(
+            9,
+            index,
+            num_cases,
+            f"B = {len(current['input_ids'])}, {num_steps} steps",
+        )
         trained = np.asarray(current["action_mask"], dtype=bool)
         old = np.asarray(current["old_logprobs"], dtype=float)
         moved = rng.uniform(-0.05, 0.05, size=old.shape)
-        current["logprobs"] = np.where(trained, np.minimum(old + moved, 0.0), 0.0)
-        twin = {key: np.array(value, copy=True) for key, value in current.items()}
-        twin["old_logprobs"] = np.where(trained, old - rng.uniform(0.02, 0.08, old.shape), old)
+        current["logprobs"] = np.where(
+            trained, np.minimum(old + moved, 0.0), 0.0
+        )
+        twin = {
+            key: np.array(value, copy=True) for key, value in current.items()
+        }
+        twin["old_logprobs"] = np.where(
+            trained, old - rng.uniform(0.02, 0.08, old.shape), old
+        )
         kept = {}
         for name in ("old_logprobs", "policy_version"):
             for version in (current, twin):
@@ -513,7 +576,9 @@ def check_old_logprobs_immutable(
                 first = _step_output(case, output, "step 1")
             for name, values in kept.items():
                 now = current.get(name)
-                same = isinstance(now, np.ndarray) and now.dtype == values.dtype
+                same = (
+                    isinstance(now, np.ndarray) and now.dtype == values.dtype
+                )
                 if not (same and np.array_equal(now, values)):
                     raise case.fail(
                         f"after step {step + 1} batch[{name!r}] holds other values: step_fn "
@@ -525,8 +590,12 @@ def check_old_logprobs_immutable(
                 raise case.fail(
                     f"after step {step + 1} the batch breaks the contract: {error}"
                 ) from None
-        other = _step_output(case, _run_step(case, step_fn, twin, "the twin"), "the twin")
-        if other.shape == first.shape and np.allclose(other, first, rtol=1e-12, atol=0.0):
+        other = _step_output(
+            case, _run_step(case, step_fn, twin, "the twin"), "the twin"
+        )
+        if other.shape == first.shape and np.allclose(
+            other, first, rtol=1e-12, atol=0.0
+        ):
             raise case.fail(
                 "what step_fn returns does not change when old_logprobs do (the twin batch "
                 "lowers them by 0.02 to 0.08 on every trained token): its ratios do not use "

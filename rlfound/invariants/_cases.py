@@ -24,7 +24,11 @@ def _group_constants(rng: np.random.Generator, groups: int) -> np.ndarray:
     kind = rng.integers(4, size=groups)
     return np.select(
         [kind == 0, kind == 1, kind == 2],
-        [0.0, rng.integers(-3, 4, size=groups), np.round(rng.uniform(-1, 1, size=groups), 1)],
+        [
+            0.0,
+            rng.integers(-3, 4, size=groups),
+            np.round(rng.uniform(-1, 1, size=groups), 1),
+        ],
         rng.normal(0.0, 100.0, size=groups),
     ).astype(np.float64)
 
@@ -39,15 +43,21 @@ def _group_rewards(rng: np.random.Generator) -> np.ndarray:
     return rng.normal(0.0, rng.uniform(0.5, 3.0), size=(groups, size))
 
 
-def _token_values(rng: np.random.Generator, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+def _token_values(
+    rng: np.random.Generator, shape: tuple[int, ...]
+) -> tuple[np.ndarray, ...]:
     """log π_θ, log π_old (both <= log 0.95, ratios around 1, some beyond a 0.2 clip), A."""
     logprobs = np.log(rng.uniform(0.05, 0.95, size=shape))
-    old_logprobs = np.minimum(logprobs + rng.normal(0.0, 0.3, size=shape), np.log(0.95))
+    old_logprobs = np.minimum(
+        logprobs + rng.normal(0.0, 0.3, size=shape), np.log(0.95)
+    )
     advantages = rng.normal(size=shape)
     return logprobs, old_logprobs, advantages
 
 
-def _garbage(rng: np.random.Generator, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+def _garbage(
+    rng: np.random.Generator, shape: tuple[int, ...]
+) -> tuple[np.ndarray, ...]:
     """Finite values a padded position may hold: valid but meaningless log-probabilities and
     huge advantages (an implementation that reads them changes its loss)."""
     return (
@@ -57,27 +67,38 @@ def _garbage(rng: np.random.Generator, shape: tuple[int, ...]) -> tuple[np.ndarr
     )
 
 
-def _token_batch(rng: np.random.Generator, max_rows: int = 4) -> tuple[np.ndarray, ...]:
+def _token_batch(
+    rng: np.random.Generator, max_rows: int = 4
+) -> tuple[np.ndarray, ...]:
     """(logprobs, old_logprobs, advantages, mask) of shape (B, L), at least one True."""
-    rows, length = int(rng.integers(1, max_rows + 1)), int(rng.integers(2, 13))
+    rows, length = (
+        int(rng.integers(1, max_rows + 1)),
+        int(rng.integers(2, 13)),
+    )
     mask = rng.random((rows, length)) < rng.uniform(0.3, 0.9)
     mask.flat[rng.integers(mask.size)] = True
     return (*_token_values(rng, mask.shape), mask)
 
 
-def _loss_case_from_batch(batch: Mapping, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+def _loss_case_from_batch(
+    batch: Mapping, rng: np.random.Generator
+) -> tuple[np.ndarray, ...]:
     """The four arrays of loss_fn from a contract batch: its old log-probabilities, a current
     policy close to them, its token advantages (expanded from turns, or the turn rewards when
     it has none) and its action mask."""
     mask = batch["action_mask"]
     old_logprobs = np.where(mask, batch["old_logprobs"], np.log(0.5))
-    logprobs = np.minimum(old_logprobs + rng.normal(0.0, 0.1, size=mask.shape), -1e-3)
+    logprobs = np.minimum(
+        old_logprobs + rng.normal(0.0, 0.1, size=mask.shape), -1e-3
+    )
     per_turn = batch.get("advantages", batch["rewards"])
     if per_turn.shape == mask.shape:
         advantages = np.where(mask, per_turn, 0.0)
     else:
         padded = np.concatenate([per_turn, np.zeros((len(mask), 1))], axis=1)
-        columns = np.where(batch["turn_ids"] < 0, per_turn.shape[1], batch["turn_ids"])
+        columns = np.where(
+            batch["turn_ids"] < 0, per_turn.shape[1], batch["turn_ids"]
+        )
         advantages = np.take_along_axis(padded, columns, axis=1)
     return logprobs, old_logprobs, advantages, mask
 
@@ -89,9 +110,13 @@ def _given_batch(batch: Any) -> dict | None:
     try:
         clean = contract.validate(batch)
     except ValueError as error:
-        raise ValueError(f"batch must satisfy the contract: {error}") from error
+        raise ValueError(
+            f"batch must satisfy the contract: {error}"
+        ) from error
     if not clean["action_mask"].any():
-        raise ValueError("batch must have at least one trained token; got an all-zero action_mask")
+        raise ValueError(
+            "batch must have at least one trained token; got an all-zero action_mask"
+        )
     return clean
 
 
@@ -99,7 +124,9 @@ def _decode(tokens: Sequence[int]) -> str:
     return "".join(TOY_VOCABULARY[t] for t in tokens)
 
 
-def _episodes(rng: np.random.Generator, adversarial: bool = False) -> list[dict]:
+def _episodes(
+    rng: np.random.Generator, adversarial: bool = False
+) -> list[dict]:
     """1 to 4 episodes in the format of :func:`rlfound.contract.build_batch`.
 
     Every kind of segment, 0 to 4 turns, several policy versions in one episode, recorded
@@ -109,21 +136,33 @@ def _episodes(rng: np.random.Generator, adversarial: bool = False) -> list[dict]
     """
     episodes = []
     for _ in range(int(rng.integers(1, 5))):
-        segments = [{"kind": "system", "tokens": rng.integers(2, 8, size=int(rng.integers(1, 4)))}]
+        segments = [
+            {
+                "kind": "system",
+                "tokens": rng.integers(2, 8, size=int(rng.integers(1, 4))),
+            }
+        ]
         rewards = []
         version = int(rng.integers(0, 6))
         for turn in range(int(rng.integers(1 if adversarial else 0, 5))):
             if turn > 0 or rng.random() < 0.5:
                 kind = str(rng.choice(["user", "tool", "tool", "other"]))
                 segments.append(
-                    {"kind": kind, "tokens": rng.integers(3, 8, size=int(rng.integers(1, 5)))}
+                    {
+                        "kind": kind,
+                        "tokens": rng.integers(
+                            3, 8, size=int(rng.integers(1, 5))
+                        ),
+                    }
                 )
             size = int(rng.integers(2 if adversarial else 1, 6))
             tokens = rng.integers(0, 8, size=size)
             if adversarial:
                 start = int(rng.integers(0, size - 1))
                 tokens[start : start + 2] = (_A, _B)
-            version += int(rng.random() < 0.4)  # an asynchronous sampler moves on between turns
+            version += int(
+                rng.random() < 0.4
+            )  # an asynchronous sampler moves on between turns
             segments.append(
                 {
                     "kind": "policy",
@@ -135,7 +174,12 @@ def _episodes(rng: np.random.Generator, adversarial: bool = False) -> list[dict]
             rewards.append(float(np.round(rng.normal(), 2)))
         if rng.random() < 0.5:
             segments.append(
-                {"kind": "tool", "tokens": rng.integers(3, 8, size=int(rng.integers(1, 4)))}
+                {
+                    "kind": "tool",
+                    "tokens": rng.integers(
+                        3, 8, size=int(rng.integers(1, 4))
+                    ),
+                }
             )
         for segment in segments:
             segment["tokens"] = [int(t) for t in segment["tokens"]]
@@ -170,11 +214,15 @@ def _expected_row(episode: Mapping) -> dict[str, np.ndarray]:
     }
 
 
-def _built_batch(case: _Case, build_fn: Callable, episodes: list[dict]) -> dict:
+def _built_batch(
+    case: _Case, build_fn: Callable, episodes: list[dict]
+) -> dict:
     """build_fn(episodes), checked against the contract and the number of episodes."""
     batch = case.call(build_fn, "build_fn", episodes)
     if not isinstance(batch, Mapping):
-        raise case.fail(f"build_fn returned {type(batch).__name__}; a dict of arrays was expected")
+        raise case.fail(
+            f"build_fn returned {type(batch).__name__}; a dict of arrays was expected"
+        )
     try:
         batch = contract.validate(batch)
     except ValueError as error:
@@ -189,7 +237,9 @@ def _built_batch(case: _Case, build_fn: Callable, episodes: list[dict]) -> dict:
 
 def _row_block(batch: Mapping, row: int) -> tuple[int, int]:
     columns = np.flatnonzero(batch["attention_mask"][row])
-    return (int(columns[0]), int(columns[-1]) + 1) if columns.size else (0, 0)
+    return (
+        (int(columns[0]), int(columns[-1]) + 1) if columns.size else (0, 0)
+    )
 
 
 def _packed_streams(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -238,7 +288,10 @@ def _layout(
     arrays = [*_garbage(rng, shape), np.zeros(shape, dtype=bool)]
     for r, members in enumerate(rows):
         values = [
-            np.concatenate([sequences[s][k] for s in members]) if members else [] for k in range(4)
+            np.concatenate([sequences[s][k] for s in members])
+            if members
+            else []
+            for k in range(4)
         ]
         size = len(values[3])
         start = length - size if left else 0
@@ -247,13 +300,17 @@ def _layout(
     return tuple(arrays)
 
 
-def _layouts(rng: np.random.Generator, sequences: list, changes: tuple[str, ...]) -> dict:
+def _layouts(
+    rng: np.random.Generator, sequences: list, changes: tuple[str, ...]
+) -> dict:
     count = len(sequences)
     longest = max(len(s[3]) for s in sequences)
     one_each = [[s] for s in range(count)]
     layouts = {"base": _layout(rng, sequences, one_each, longest)}
     if "pad" in changes:
-        layouts["pad"] = _layout(rng, sequences, one_each, longest + int(rng.integers(1, 6)))
+        layouts["pad"] = _layout(
+            rng, sequences, one_each, longest + int(rng.integers(1, 6))
+        )
     if "empty-rows" in changes:
         rows = list(one_each)
         for _ in range(int(rng.integers(1, 3))):
@@ -261,13 +318,22 @@ def _layouts(rng: np.random.Generator, sequences: list, changes: tuple[str, ...]
         layouts["empty-rows"] = _layout(rng, sequences, rows, longest)
     if "reorder" in changes:
         layouts["reorder"] = _layout(
-            rng, sequences, [one_each[s] for s in rng.permutation(count)], longest
+            rng,
+            sequences,
+            [one_each[s] for s in rng.permutation(count)],
+            longest,
         )
     if "shift" in changes:
         layouts["shift"] = _layout(
-            rng, sequences, one_each, longest + int(rng.integers(0, 4)), left=True
+            rng,
+            sequences,
+            one_each,
+            longest + int(rng.integers(0, 4)),
+            left=True,
         )
     if "pack" in changes:
         total = sum(len(s[3]) for s in sequences)
-        layouts["pack"] = _layout(rng, sequences, [list(range(count))], total)
+        layouts["pack"] = _layout(
+            rng, sequences, [list(range(count))], total
+        )
     return layouts

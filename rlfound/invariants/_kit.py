@@ -85,7 +85,12 @@ class _Case:
     """Formats the message of a failure on one case."""
 
     def __init__(self, invariant: int, index: int, total: int, label: str):
-        self.invariant, self.index, self.total, self.label = invariant, index, total, label
+        self.invariant, self.index, self.total, self.label = (
+            invariant,
+            index,
+            total,
+            label,
+        )
 
     def fail(self, detail: str) -> InvariantViolation:
         where = (
@@ -105,16 +110,28 @@ class _Case:
             return function(*args)
         except InvariantViolation:
             raise
-        except Exception as error:  # the function under test failed on valid input
-            raise self.fail(f"{name} raised {type(error).__name__}: {error}") from error
+        except (
+            Exception
+        ) as error:  # the function under test failed on valid input
+            raise self.fail(
+                f"{name} raised {type(error).__name__}: {error}"
+            ) from error
 
     def scalar(self, value: Any, name: str) -> float:
         array = np.asarray(value)
-        if array.ndim != 0 or array.dtype.kind not in "iuf" or not np.isfinite(array):
-            raise self.fail(f"{name} returned {value!r}; a finite real number was expected")
+        if (
+            array.ndim != 0
+            or array.dtype.kind not in "iuf"
+            or not np.isfinite(array)
+        ):
+            raise self.fail(
+                f"{name} returned {value!r}; a finite real number was expected"
+            )
         return float(array)
 
-    def array(self, value: Any, name: str, shape: tuple[int, ...], what: str) -> np.ndarray:
+    def array(
+        self, value: Any, name: str, shape: tuple[int, ...], what: str
+    ) -> np.ndarray:
         try:
             array = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):
@@ -122,7 +139,9 @@ class _Case:
                 f"{name} returned {value!r}; an array of numbers was expected"
             ) from None
         if array.shape != shape:
-            raise self.fail(f"{name} returned shape {array.shape}; expected {shape} ({what})")
+            raise self.fail(
+                f"{name} returned shape {array.shape}; expected {shape} ({what})"
+            )
         return array
 
 
@@ -140,6 +159,10 @@ def _result(errors: list[float], sizes: list[int]) -> InvariantCheck:
     )
 
 
-def _check_common(rng: Any, num_cases: Any) -> tuple[np.random.Generator, int]:
+def _check_common(
+    rng: Any, num_cases: Any
+) -> tuple[np.random.Generator, int]:
     num_cases = check_positive_int(num_cases, "num_cases")
-    return check_rng(rng), check_size(num_cases, "num_cases", MAX_ITERATIONS, "cases")
+    return check_rng(rng), check_size(
+        num_cases, "num_cases", MAX_ITERATIONS, "cases"
+    )

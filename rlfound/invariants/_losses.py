@@ -25,7 +25,13 @@ from ._cases import (
     _token_batch,
     _token_values,
 )
-from ._kit import PADDING_CHANGES, InvariantCheck, _Case, _check_common, _result
+from ._kit import (
+    PADDING_CHANGES,
+    InvariantCheck,
+    _Case,
+    _check_common,
+    _result,
+)
 
 # --- 3: masked tokens ---------------------------------------------------------------------------
 
@@ -122,17 +128,28 @@ def check_masked_tokens(
     if given is not None:
         cases.append(_loss_case_from_batch(given, rng))
     errors, sizes = [], []
-    for index, (logprobs, old_logprobs, advantages, mask) in enumerate(cases):
-        case = _Case(3, index, num_cases, f"B = {mask.shape[0]}, L = {mask.shape[1]}")
+    for index, (logprobs, old_logprobs, advantages, mask) in enumerate(
+        cases
+    ):
+        case = _Case(
+            3, index, num_cases, f"B = {mask.shape[0]}, L = {mask.shape[1]}"
+        )
         loss = case.scalar(
-            case.call(loss_fn, "loss_fn", logprobs, old_logprobs, advantages, mask), "loss_fn"
+            case.call(
+                loss_fn, "loss_fn", logprobs, old_logprobs, advantages, mask
+            ),
+            "loss_fn",
         )
         junk = _garbage(rng, mask.shape)
         changed = [
             np.where(mask, clean, noise)
-            for clean, noise in zip((logprobs, old_logprobs, advantages), junk, strict=True)
+            for clean, noise in zip(
+                (logprobs, old_logprobs, advantages), junk, strict=True
+            )
         ]
-        loss_junk = case.scalar(case.call(loss_fn, "loss_fn", *changed, mask), "loss_fn")
+        loss_junk = case.scalar(
+            case.call(loss_fn, "loss_fn", *changed, mask), "loss_fn"
+        )
         if loss_junk != loss:
             raise case.fail(
                 f"changing only the values at masked positions changed the loss from {loss:.6g} "
@@ -142,7 +159,14 @@ def check_masked_tokens(
         worst = 0.0
         if gradient_fn is not None:
             gradient = case.array(
-                case.call(gradient_fn, "gradient_fn", logprobs, old_logprobs, advantages, mask),
+                case.call(
+                    gradient_fn,
+                    "gradient_fn",
+                    logprobs,
+                    old_logprobs,
+                    advantages,
+                    mask,
+                ),
                 "gradient_fn",
                 mask.shape,
                 "d loss / d logprobs, the shape of logprobs",
@@ -159,15 +183,31 @@ def check_masked_tokens(
                 step = np.zeros(mask.shape)
                 step[where] = 1e-6
                 up = case.scalar(
-                    case.call(loss_fn, "loss_fn", logprobs + step, old_logprobs, advantages, mask),
+                    case.call(
+                        loss_fn,
+                        "loss_fn",
+                        logprobs + step,
+                        old_logprobs,
+                        advantages,
+                        mask,
+                    ),
                     "loss_fn",
                 )
                 down = case.scalar(
-                    case.call(loss_fn, "loss_fn", logprobs - step, old_logprobs, advantages, mask),
+                    case.call(
+                        loss_fn,
+                        "loss_fn",
+                        logprobs - step,
+                        old_logprobs,
+                        advantages,
+                        mask,
+                    ),
                     "loss_fn",
                 )
                 numerical = (up - down) / 2e-6
-                if abs(gradient[where] - numerical) > atol + rtol * abs(numerical):
+                if abs(gradient[where] - numerical) > atol + rtol * abs(
+                    numerical
+                ):
                     raise case.fail(
                         f"gradient_fn returned {gradient[where]:.6g} at "
                         f"{tuple(int(i) for i in where)} where central differences of loss_fn "
@@ -179,7 +219,11 @@ def check_masked_tokens(
 
 
 def _check_changes(changes: Any) -> tuple[str, ...]:
-    if isinstance(changes, str) or not isinstance(changes, Sequence) or not changes:
+    if (
+        isinstance(changes, str)
+        or not isinstance(changes, Sequence)
+        or not changes
+    ):
         raise ValueError(
             f"changes must be a non-empty sequence of {tuple(PADDING_CHANGES)}; got {changes!r}"
         )
@@ -258,15 +302,29 @@ def check_padding_invariance(
     cases = [_sequences(rng) for _ in range(num_cases)]
     if given is not None:
         arrays = _loss_case_from_batch(given, rng)
-        inside = given["attention_mask"][:, :-1] & given["attention_mask"][:, 1:]
-        cases.append([tuple(a[row][inside[row]] for a in arrays) for row in range(len(inside))])
+        inside = (
+            given["attention_mask"][:, :-1] & given["attention_mask"][:, 1:]
+        )
+        cases.append(
+            [
+                tuple(a[row][inside[row]] for a in arrays)
+                for row in range(len(inside))
+            ]
+        )
     errors, sizes = [], []
     for index, sequences in enumerate(cases):
         lengths = [len(s[3]) for s in sequences]
-        case = _Case(6, index, num_cases, f"{len(sequences)} sequence(s) of {lengths} positions")
+        case = _Case(
+            6,
+            index,
+            num_cases,
+            f"{len(sequences)} sequence(s) of {lengths} positions",
+        )
         layouts = _layouts(rng, sequences, changes)
         losses = {
-            name: case.scalar(case.call(loss_fn, "loss_fn", *arrays), "loss_fn")
+            name: case.scalar(
+                case.call(loss_fn, "loss_fn", *arrays), "loss_fn"
+            )
             for name, arrays in layouts.items()
         }
         base = losses.pop("base")
@@ -367,7 +425,9 @@ def check_distributed_reduction(
     cases = []
     for _ in range(num_cases):
         rows, length = int(rng.integers(2, 9)), int(rng.integers(2, 13))
-        density = rng.uniform(0.05, 1.0, size=(rows, 1))  # very unequal token counts
+        density = rng.uniform(
+            0.05, 1.0, size=(rows, 1)
+        )  # very unequal token counts
         mask = rng.random((rows, length)) < density
         mask[np.arange(rows), rng.integers(length, size=rows)] = True
         cases.append((*_token_values(rng, mask.shape), mask))
@@ -381,19 +441,30 @@ def check_distributed_reduction(
         rows = len(arrays[3])
         workers = int(rng.integers(2, min(4, rows) + 1))
         order = rng.permutation(rows)
-        cuts = np.sort(rng.choice(np.arange(1, rows), size=workers - 1, replace=False))
+        cuts = np.sort(
+            rng.choice(np.arange(1, rows), size=workers - 1, replace=False)
+        )
         parts = np.split(order, cuts)
         shards = [
-            {name: a[np.sort(part)].copy() for name, a in zip(names, arrays, strict=True)}
+            {
+                name: a[np.sort(part)].copy()
+                for name, a in zip(names, arrays, strict=True)
+            }
             for part in parts
         ]
         counts = [int(shard["mask"].sum()) for shard in shards]
         case = _Case(
-            8, index, num_cases, f"{rows} rows over {workers} workers with {counts} tokens"
+            8,
+            index,
+            num_cases,
+            f"{rows} rows over {workers} workers with {counts} tokens",
         )
-        whole = case.scalar(case.call(loss_fn, "loss_fn", *arrays), "loss_fn")
+        whole = case.scalar(
+            case.call(loss_fn, "loss_fn", *arrays), "loss_fn"
+        )
         split = case.scalar(
-            case.call(sharded_loss_fn, "sharded_loss_fn", shards), "sharded_loss_fn"
+            case.call(sharded_loss_fn, "sharded_loss_fn", shards),
+            "sharded_loss_fn",
         )
         gap = abs(split - whole)
         if gap > rtol * (abs(whole) + 1e-12):
