@@ -288,12 +288,10 @@ def test_an_api_entry_shows_its_equation_and_examples(built_site: Path):
 
 def test_a_failing_cell_fails_the_build(tmp_path: Path):
     """With the book's own configuration, an exception in any cell stops the build."""
-    (tmp_path / "_config.yml").write_text(
-        (ROOT / "_config.yml").read_text(encoding="utf-8"), encoding="utf-8"
-    )
-    (tmp_path / "references.bib").write_text(
-        (ROOT / "references.bib").read_text(encoding="utf-8"), encoding="utf-8"
-    )
+    # The configuration and what its extensions read: the citations, the version and the
+    # citation metadata of the footer.
+    for name in ("_config.yml", "references.bib", "pyproject.toml", "CITATION.cff"):
+        shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "_ext", tmp_path / "_ext")
     (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: index\n", encoding="utf-8")
     (tmp_path / "index.md").write_text(
