@@ -14,6 +14,7 @@ from rlfound._validation import (
 )
 
 
+@finite_output()
 def scalarized_reward(
     rewards: ArrayLike,
     costs: ArrayLike,
