@@ -1061,8 +1061,8 @@ def two_turn_search(p_found, beta=0.5):
 # ---------------------------------------------------------------------------------------------
 # Chapter 9: optimal values by brute force, option models by propagation, the chapter's tasks
 # ---------------------------------------------------------------------------------------------
-# Shared by tests/test_mdp.py (value iteration), tests/test_credit.py, the chapter's claims
-# (test_chapter09_claims.py) and its solutions page (test_solutions_ch09.py).
+# Shared by tests/library/test_mdp.py (value iteration), tests/library/test_credit.py, the
+# chapter's claims (test_chapter09_claims.py) and its solutions page (test_solutions_ch09.py).
 
 
 def optimal_values_by_enumeration(transition, reward, gamma, terminal):

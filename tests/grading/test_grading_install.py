@@ -379,7 +379,7 @@ def test_a_teacher_makes_a_class_pack_from_an_installed_wheel(installed, wheel, 
     a fresh kernel from the pack's folder."""
     from rlfound.grading.authoring import starter
     from rlfound.grading.distribution import classpack
-    from tests.test_classpack import files_of, long_solution_regions, pack_lines
+    from tests.book.test_classpack import files_of, long_solution_regions, pack_lines
 
     teacher = tmp_path / "course"
     teacher.mkdir()
