@@ -8,7 +8,7 @@ too. "Up to rounding" is judged elementwise against the scan of absolute values,
 
 which bounds what rounding can do to either form even where the sum itself cancels to
 nearly 0 (a plain relative error would be meaningless there). The banded form is also
-checked against the explicit-sum oracles of tests/oracles.py. It solves a stream a block of
+checked against the explicit-sum oracles of tests/oracles/. It solves a stream a block of
 steps at a time; the property tests shrink the block (down to one step) so that every
 block edge, row start and carry between blocks is exercised on small arrays. Speed is measured in
 benchmarks/scan_speed.py, not here.
