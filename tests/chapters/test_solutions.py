@@ -157,10 +157,6 @@ def test_importance_sampling_value_rejects_bad_input(arguments, name):
 # --- GAE ---------------------------------------------------------------------------------
 
 
-def test_the_students_gae_test_passes():
-    gae.test_gae_matches_explicit_sum()
-
-
 def random_trajectories():
     rng = np.random.default_rng(3)
     for horizon in (1, 2, 8, 33):
