@@ -2,13 +2,11 @@
 the solutions page.
 
 The five reductions of ``solutions/loss_aggregation.py`` are checked against the Python-sum
-definitions of ``tests.oracles`` and against hand computations, and the grading
-specification is evaluated in-process: the reference passes every check, its starter none,
-and two typical mistakes (skipping empty rows, taking the constant from the array's width)
-lose the checks written to catch them. The numbers the solutions page states for the
-derivation exercises are recomputed from the definitions, by loops that share no code with
-the library.
-"""
+definitions of ``tests.oracles`` and against hand computations. Its specification (the
+reference passes every check, the starter none) is checked with every exercise's in
+``test_exercises.py``, and its typical mistakes in ``test_mutants.py``. The numbers the
+solutions page states for the derivation exercises are recomputed from the definitions, by
+loops that share no code with the library."""
 
 from __future__ import annotations
 
@@ -18,13 +16,8 @@ import math
 import numpy as np
 import pytest
 
-from rlfound.grading.authoring import spec
 from tests._solutions import (
-    SOLUTIONS,
-    book_exercise,
-    load_module,
     load_solution,
-    run_checks,
 )
 from tests.oracles import (
     central_differences,
@@ -33,8 +26,6 @@ from tests.oracles import (
     style_update_by_enumeration,
 )
 
-SPEC_FILE = spec.BUILTIN_DIR / "loss_aggregation.py"
-SOURCE = (SOLUTIONS / "loss_aggregation.py").read_text(encoding="utf-8")
 solution = load_solution("loss_aggregation")
 FUNCTIONS = {
     "token-mean": solution.token_mean,
@@ -105,45 +96,6 @@ def test_bad_input_raises_a_value_error(mode, loss, mask, max_length):
 
 
 # --- the grading specification, evaluated in-process -------------------------------------------
-
-
-def buggy_module(tmp_path, old, new, name):
-    source = SOURCE.replace(old, new)
-    assert source != SOURCE
-    path = tmp_path / f"{name}.py"
-    path.write_text(source, encoding="utf-8")
-    return load_module(path, f"_buggy_{name}")
-
-
-def test_the_specification_catches_skipped_empty_rows(tmp_path):
-    """Averaging only the non-empty rows (B = number of non-empty rows) must lose points."""
-    buggy = buggy_module(
-        tmp_path,
-        "    return float(means.mean())",
-        "    return float(means[lengths > 0].mean())",
-        "skip_empty",
-    )
-    outcomes = run_checks(book_exercise(SPEC_FILE), buggy)
-    for name in ("seq-mean-token-mean-empty-rows", "graded-seq-mean-token-mean-empty-rows"):
-        assert not outcomes[name].passed, name
-    assert outcomes["seq-mean-token-mean-hand"].passed
-
-
-def test_the_specification_catches_a_constant_read_from_the_array(tmp_path):
-    """Dr. GRPO with the array's width as L_max (verl's default factor) must lose points."""
-    buggy = buggy_module(
-        tmp_path,
-        "    return float(loss.sum() / (len(loss) * max_length))",
-        "    return float(loss.sum() / (len(loss) * loss.shape[1]))",
-        "width_constant",
-    )
-    outcomes = run_checks(book_exercise(SPEC_FILE), buggy)
-    for name in (
-        "padding-invariance-constant",
-        "graded-padding-invariance-constant",
-        "dr-grpo-random",
-    ):
-        assert not outcomes[name].passed, name
 
 
 # --- the numbers of the solutions page ---------------------------------------------------------

@@ -1,14 +1,12 @@
 """The reference solution of chapter 13's code exercise is right, and so are the numbers of
 the solutions page.
 
-The solution is compared with a batch written token by token (tests.oracles.batch_by_loops)
-on random episode structures, with hand-written layouts, and with its grading specification
-evaluated in-process: the reference passes every check, its starter none, and a solution with
-the classic off-by-one (the mask at the input positions) or with merged adjacent turns loses
-points. The solutions page's claims (the second row of the chapter's batch, the boundaries of
-the packed stream, the batch-wide standard deviation, which check catches which bug) are
-recomputed here.
-"""
+The solution is compared with a batch written token by token (tests.oracles.batch_by_loops) on
+random episode structures, with hand-written layouts. Its specification (the reference passes
+every check, the starter none) is checked with every exercise's in ``test_exercises.py``, and
+its typical mistakes in ``test_mutants.py``. The solutions page's claims (the second row of the
+chapter's batch, the boundaries of the packed stream, the batch-wide standard deviation, which
+check catches which bug) are recomputed here."""
 
 from __future__ import annotations
 
@@ -16,13 +14,8 @@ import numpy as np
 import pytest
 
 from rlfound import advantages, contract, groups, invariants, ppo
-from rlfound.grading.authoring import spec
 from tests._solutions import (
-    SOLUTIONS,
-    book_exercise,
-    load_module,
     load_solution,
-    run_checks,
 )
 from tests.oracles import (
     CONTRACT_CODING,
@@ -33,8 +26,6 @@ from tests.oracles import (
     random_segment_episodes,
 )
 
-SPEC_FILE = spec.BUILTIN_DIR / "target_action_mask.py"
-SOURCE = (SOLUTIONS / "target_action_mask.py").read_text(encoding="utf-8")
 solution = load_solution("target_action_mask")
 CODES = {kind: code for code, kind in enumerate(contract.SEGMENT_KINDS)}
 WORDS = list(CONTRACT_WORDS)
@@ -102,52 +93,6 @@ def test_bad_layouts_raise_a_value_error(arguments, name):
 
 
 # --- the grading specification, evaluated in-process ----------------------------------------
-
-
-def buggy(tmp_path, old, new, name):
-    source = SOURCE.replace(old, new)
-    assert source != SOURCE
-    path = tmp_path / f"{name}.py"
-    path.write_text(source, encoding="utf-8")
-    return load_module(path, f"_{name}")
-
-
-def test_the_specification_catches_the_mask_at_the_input_positions(tmp_path):
-    module = buggy(
-        tmp_path,
-        "return columns[1:].astype(np.float64)",
-        "return columns[:-1].astype(np.float64)",
-        "input_aligned",
-    )
-    outcomes = run_checks(book_exercise(SPEC_FILE), module)
-    for name in ("random-mask", "edge-mask", "mask-and-turns-agree", "graded-long-episodes"):
-        assert not outcomes[name].passed, name
-
-
-def test_the_specification_catches_merged_adjacent_turns(tmp_path):
-    """Numbering runs of policy tokens instead of policy segments merges adjacent turns."""
-    module = buggy(
-        tmp_path,
-        "turn_of_segment = np.where(policy, np.cumsum(policy) - 1, -1)",
-        "starts = policy & ~np.concatenate([[False], policy[:-1]])\n"
-        "    turn_of_segment = np.where(policy, np.cumsum(starts) - 1, -1)",
-        "merged_turns",
-    )
-    outcomes = run_checks(book_exercise(SPEC_FILE), module)
-    assert not outcomes["edge-turns"].passed
-    assert outcomes["random-mask"].passed
-
-
-def test_the_specification_catches_a_missing_policy_first_check(tmp_path):
-    module = buggy(
-        tmp_path,
-        '    if kinds[0] == POLICY:\n        raise ValueError("kinds[0] must not be a policy '
-        'segment: the first token has no prediction")\n    # One flag',
-        "    # One flag",
-        "no_first_check",
-    )
-    outcomes = run_checks(book_exercise(SPEC_FILE), module)
-    assert not outcomes["policy-first"].passed
 
 
 # --- the numbers of the solutions page ------------------------------------------------------
