@@ -34,7 +34,7 @@ from rlfound import (
 )
 from tests._library import MODULES
 from tests.library.tables import collect_dict, collect_list
-from tests.library.tables.kinds import case
+from tests.library.tables.kinds import above_zero, case
 
 NAN, INF = math.nan, math.inf
 
@@ -1147,12 +1147,7 @@ CASES = [
         "tokens must be in [0, 4); got 4 at index (1, 0)",
         tokens=TOKENS + 1,
     ),
-    case(
-        tokens.sequence_logprob,
-        "logprobs",
-        "logprobs must be log-probabilities (<= 0); got 0.5 at index (1,)",
-        logprobs=[-0.5, 0.5],
-    ),
+    above_zero(tokens.sequence_logprob, "logprobs", [-0.5, 0.5]),
     case(
         tokens.sequence_logprob,
         "logprobs",

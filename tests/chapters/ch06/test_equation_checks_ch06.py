@@ -1,9 +1,5 @@
-"""Checks of labeled equations of chapter 6 that no unit or claims test computed.
-
-Each test computes both sides of its equations on concrete numbers, by separate routes
-(explicit sums, enumeration, power series, central differences), and names them with
-``pytest.mark.equation`` (the rule: tests/chapters/test_equations.py).
-"""
+"""Labeled equations of chapter 6 that no other test computes, checked on concrete numbers
+(the rule: tests/chapters/test_equations.py)."""
 
 from __future__ import annotations
 

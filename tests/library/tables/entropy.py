@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from rlfound import entropy
-from tests.library.tables.kinds import ARRAY, FLOAT, Example, case
+from tests.library.tables.kinds import ARRAY, FLOAT, Example, above_zero, case
 
 NAN, INF = math.nan, math.inf
 
@@ -168,12 +168,7 @@ CASES = [
         "mask must select at least one position; got none of shape (2, 3)",
         mask=np.zeros((2, 3), dtype=bool),
     ),
-    case(
-        entropy.sampled_token_entropy,
-        "logprobs",
-        "logprobs must be log-probabilities (<= 0); got 0.5 at index (1,)",
-        logprobs=[-0.1, 0.5],
-    ),
+    above_zero(entropy.sampled_token_entropy, "logprobs", [-0.1, 0.5]),
     case(
         entropy.sampled_token_entropy,
         "logprobs",

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from rlfound import importance, mdp
-from tests.library.tables.kinds import ARRAY, FLOAT, Example, case
+from tests.library.tables.kinds import ARRAY, FLOAT, Example, above_zero, case
 
 NAN, INF = math.nan, math.inf
 
@@ -90,24 +90,14 @@ VALID = {
 
 def _token_cases(function, second="old_logprobs"):
     return [
-        case(
-            function,
-            "logprobs",
-            "logprobs must be log-probabilities (<= 0); got 0.5 at index (1,)",
-            logprobs=[-0.1, 0.5],
-        ),
+        above_zero(function, "logprobs", [-0.1, 0.5]),
         case(
             function,
             "logprobs",
             "logprobs must have at least 1 dimension; got shape ()",
             logprobs=-1.0,
         ),
-        case(
-            function,
-            second,
-            f"{second} must be log-probabilities (<= 0); got 0.1 at index (0,)",
-            **{second: [0.1, -1.0]},
-        ),
+        above_zero(function, second, [0.1, -1.0]),
         case(
             function,
             second,

@@ -35,3 +35,16 @@ def case(function, argument, prefix, **changes):
     must raise ``ValueError`` whose message starts with ``prefix`` (which names ``argument``)."""
     label = f"{function.__name__}-{argument}-{len(changes)}:" + ",".join(sorted(changes))
     return pytest.param(function, argument, changes, prefix, id=label)
+
+
+def above_zero(function, argument: str, values: list[float]):
+    """The bad-input row of a log-probability argument given ``values`` with an entry above 0:
+    the message names the argument, the first such entry and its index."""
+    index = next(i for i, value in enumerate(values) if value > 0)
+    got = f"got {values[index]} at index ({index},)"
+    return case(
+        function,
+        argument,
+        f"{argument} must be log-probabilities (<= 0); {got}",
+        **{argument: values},
+    )

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from rlfound import ppo
-from tests.library.tables.kinds import ARRAY, FLOAT, Example, case
+from tests.library.tables.kinds import ARRAY, FLOAT, Example, above_zero, case
 
 NAN, INF = math.nan, math.inf
 
@@ -161,24 +161,14 @@ def _ratio_cases(function):
 
 def _token_cases(function):
     return [
-        case(
-            function,
-            "logprobs",
-            "logprobs must be log-probabilities (<= 0); got 0.5 at index (1,)",
-            logprobs=[-0.1, 0.5],
-        ),
+        above_zero(function, "logprobs", [-0.1, 0.5]),
         case(
             function,
             "logprobs",
             "logprobs must be finite; got -inf at index (0,)",
             logprobs=[-INF, -1.0],
         ),
-        case(
-            function,
-            "old_logprobs",
-            "old_logprobs must be log-probabilities (<= 0); got 0.1 at index (0,)",
-            old_logprobs=[0.1, -1.0],
-        ),
+        above_zero(function, "old_logprobs", [0.1, -1.0]),
         case(
             function,
             "old_logprobs",
