@@ -19,7 +19,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from _grading_helpers import BUGGY_GAE, HOSTILE, REPO, recording_tokens
+from _grading_helpers import BUGGY_GAE, REPO, hostile_source, recording_tokens
 from test_grading_cli import run
 
 from rlfound.grading import load_exercises
@@ -39,7 +39,7 @@ TIMEOUT = 1.0
 
 
 def hostile(name: str) -> Submission:
-    return Submission(name, None, (HOSTILE / f"{name}.py").read_text())
+    return Submission(name, None, hostile_source(name))
 
 
 @contextlib.contextmanager
