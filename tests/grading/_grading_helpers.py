@@ -330,6 +330,27 @@ def copy_reference(folder: Path, stem: str, solution: str = "gae_recursion.py") 
     return path
 
 
+def checked_double(folder: Path, checks) -> object:
+    """The exercise ``checked-double``: ``double(x)`` with ``checks``, its reference (which
+    refuses NaN with a ValueError) written to ``folder/reference.py``."""
+    from rlfound.grading.authoring.spec import Exercise, Function
+
+    (folder / "reference.py").write_text(
+        "import math\n\ndef double(x):\n"
+        "    if math.isnan(x):\n        raise ValueError('x must be a number')\n"
+        "    return 2 * x\n"
+    )
+    return Exercise(
+        id="checked-double",
+        title="Checked double",
+        chapter=1,
+        stars=1,
+        functions=(Function(name="double", parameters="x"),),
+        checks=tuple(checks),
+        solution=folder / "reference.py",
+    )
+
+
 def write_instructor_exercise(folder: Path) -> None:
     """An instructor's exercise `double-it` (4 automatic points, 1 by hand) in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
