@@ -4,7 +4,7 @@ A test that computes both sides of a labeled equation on concrete numbers carrie
 marker ``@pytest.mark.equation("eq-...", ...)`` (on the function, on its class, or as a
 module's ``pytestmark``). :func:`checked_equations` finds those markers by reading the files
 under ``tests/`` as syntax trees, without importing or running anything, so the same index
-serves ``tests/test_equations.py`` (every labeled equation is checked or declared a
+serves ``tests/chapters/test_equations.py`` (every labeled equation is checked or declared a
 definition) and the book.
 
 Loaded by Sphinx (``_config.yml`` lists it as a local extension), it adds the role

@@ -1,7 +1,7 @@
 """Render the conventions atlas (appendix/atlas.yml) into appendix/conventions_atlas.md.
 
 The page keeps its prose by hand; between the two marker comments it holds one section per
-trainer, generated here from the rows, so the page and tests/test_atlas.py read the same
+trainer, generated here from the rows, so the page and tests/book/test_atlas.py read the same
 data. Run ``python appendix/make_atlas.py`` after editing the rows; the test fails while the
 page is out of date.
 """

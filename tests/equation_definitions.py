@@ -3,7 +3,7 @@
 Every labeled equation of the book is either checked by a test marked
 ``@pytest.mark.equation("eq-...")`` (a test that computes both sides on concrete numbers) or
 listed here, with the reason it has nothing to check: it defines the symbol on its left, or
-states an assumption. ``tests/test_equations.py`` enforces the rule, and fails for a label
+states an assumption. ``tests/chapters/test_equations.py`` enforces the rule, and fails for a label
 that is both listed here and marked (pick one).
 """
 

@@ -1,7 +1,7 @@
 """Notebooks handed to readers are plain Markdown: no MyST left, numbers as the book's.
 
 The conversion (``rlfound.grading.distribution.plain``) is checked three ways: exactly, on a
-small book written here; against the built book (tests/test_book.py, which owns the builds,
+small book written here; against the built book (tests/book/test_book.py, which owns the builds,
 runs the checks defined here), whose HTML is the oracle of every equation, figure, exercise and
 theorem number, of every section title a ``{ref}`` shows and of every citation label; and on
 every notebook a reader gets (the class pack's and the download menu's of both editions),
@@ -316,7 +316,7 @@ def pages_in(site: Path) -> list[str]:
     return [name for name in toc_documents() if name.startswith(("chapters/", "solutions/"))]
 
 
-# -- Against the built book (run by tests/test_book.py) -------------------------------------
+# -- Against the built book (run by tests/book/test_book.py) -------------------------------------
 
 
 def check_numbers(built_site: Path) -> None:

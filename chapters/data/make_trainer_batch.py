@@ -13,7 +13,7 @@ is its total reward normalized within its prompt's group, copied to every policy
 The arrays are stored as a PyTorch trainer exports them with ``tensor.cpu().numpy()``:
 masks as int64 0/1, floating-point fields as float32, left padding, per-token versions, and
 an extra ``position_ids`` field. Everything is seeded, so running the script again writes
-the same arrays (tests/test_chapter13_claims.py checks that the shipped file equals a
+the same arrays (tests/chapters/ch13/test_chapter13_claims.py checks that the shipped file equals a
 fresh one):
 
     python chapters/data/make_trainer_batch.py

@@ -9,6 +9,7 @@ import json
 import numbers
 import os
 import pwd
+import re
 import shutil
 import stat
 import subprocess
@@ -284,13 +285,34 @@ def processes_of_user(user: str = TEST_USER) -> list[int]:
     return accounts.processes_of(pwd.getpwnam(user).pw_uid)
 
 
+#: The line of a hostile fixture that stands for a shared part: ``from _parts.<part> import ...``.
+_PART_IMPORT = re.compile(r"^from _parts\.(?P<part>\w+) import [\w, ]+$", re.MULTILINE)
+
+
+def _part_text(part: str) -> str:
+    """The imports and definitions of ``hostile/_parts/<part>.py``, without its docstring."""
+    text = (HOSTILE / "_parts" / f"{part}.py").read_text()
+    return text[text.index('"""', 3) + 3 :].strip("\n")
+
+
+def hostile_source(name: str) -> str:
+    """The source of the hostile fixture ``hostile/<name>.py`` as a student would submit it.
+
+    A fixture is graded as a self-contained submission, which can import no test code: the
+    parts several fixtures share (the honest GAE, the audit-free process start) are written
+    once in ``hostile/_parts/`` and spliced in here where the fixture imports them.
+    """
+    text = (HOSTILE / f"{name}.py").read_text()
+    return _PART_IMPORT.sub(lambda match: _part_text(match["part"]), text)
+
+
 def copy_hostile(names, folder: Path, *, out_dir: Path, marker: Path, fill=None) -> list[Path]:
     """Copy hostile fixtures into ``folder``, filling in the paths they attack (and any other
     placeholder in ``fill``, placeholder -> text)."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for name in names:
-        text = (HOSTILE / f"{name}.py").read_text()
+        text = hostile_source(name)
         text = text.replace("__REPO__", str(REPO))
         text = text.replace("__OUT_DIR__", str(out_dir)).replace("__MARKER__", str(marker))
         for placeholder, value in (fill or {}).items():
@@ -306,6 +328,27 @@ def copy_reference(folder: Path, stem: str, solution: str = "gae_recursion.py") 
     path = folder / f"{stem}.py"
     shutil.copyfile(REPO / "solutions" / solution, path)
     return path
+
+
+def checked_double(folder: Path, checks) -> object:
+    """The exercise ``checked-double``: ``double(x)`` with ``checks``, its reference (which
+    refuses NaN with a ValueError) written to ``folder/reference.py``."""
+    from rlfound.grading.authoring.spec import Exercise, Function
+
+    (folder / "reference.py").write_text(
+        "import math\n\ndef double(x):\n"
+        "    if math.isnan(x):\n        raise ValueError('x must be a number')\n"
+        "    return 2 * x\n"
+    )
+    return Exercise(
+        id="checked-double",
+        title="Checked double",
+        chapter=1,
+        stars=1,
+        functions=(Function(name="double", parameters="x"),),
+        checks=tuple(checks),
+        solution=folder / "reference.py",
+    )
 
 
 def write_instructor_exercise(folder: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
-from _grading_helpers import requires_bwrap, write_instructor_exercise
+from _grading_helpers import checked_double, requires_bwrap, write_instructor_exercise
 
 from rlfound.grading import Grader, load_exercises
 from rlfound.grading.authoring.spec import Answer, Compare, Exercise, Function, Raises, load_file
@@ -120,22 +120,12 @@ def test_a_submission_that_raises_on_every_input_scores_zero(exercise_id):
 def test_an_error_check_counts_for_a_function_that_returns_on_good_input(tmp_path):
     # The same error check, passed by a function that also returns numbers, right or wrong:
     # its points stand. A function that returns no numbers on good input earns nothing.
-    exercise = Exercise(
-        id="checked-double",
-        title="Checked double",
-        chapter=1,
-        stars=1,
-        functions=(Function(name="double", parameters="x"),),
-        checks=(
+    exercise = checked_double(
+        tmp_path,
+        (
             Answer(name="two", function="double", kwargs={"x": 1.0}, expected=2.0, points=1),
             Raises(name="refuses-nan", function="double", kwargs={"x": float("nan")}, points=1),
         ),
-        solution=tmp_path / "reference.py",
-    )
-    (tmp_path / "reference.py").write_text(
-        "import math\n\ndef double(x):\n"
-        "    if math.isnan(x):\n        raise ValueError('x must be a number')\n"
-        "    return 2 * x\n"
     )
     grader = Grader(exercise, mode="default")
     sources = {

@@ -52,9 +52,9 @@ from pathlib import Path
 import nbformat
 import pytest
 from _grading_helpers import (
-    HOSTILE,
     REPO,
     chown_tree,
+    hostile_source,
     non_root_runner,
     orphaned_worker_processes,
     processes_of_user,
@@ -155,7 +155,7 @@ def build_class(folder: Path, out_dir: Path, *, adversarial: bool) -> dict[str, 
         names += list(ADVERSARIAL)
         expected.update(ADVERSARIAL)
     for name in [n for n in names if n != "surrogate_notebook"]:
-        text = (HOSTILE / f"{name}.py").read_text()
+        text = hostile_source(name)
         text = text.replace("__REPO__", str(REPO)).replace("__OUT_DIR__", str(out_dir))
         text = text.replace("__SUBMISSIONS__", str(folder))
         (folder / f"{name}.py").write_text(text)

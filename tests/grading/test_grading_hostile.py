@@ -11,6 +11,7 @@ solution and the starter, which must be graded normally.
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import subprocess
@@ -18,9 +19,11 @@ import sys
 
 import pytest
 from _grading_helpers import (
+    HOSTILE,
     REPO,
     copy_hostile,
     copy_reference,
+    hostile_source,
     leftover_processes,
     orphaned_worker_processes,
     recording_tokens,
@@ -100,6 +103,34 @@ MESSAGES = {
     "wrong_shape": "expected shape (1,), got shape (1, 1)",
     "monkeypatch": "max abs error",
 }
+
+
+def test_every_hostile_fixture_is_a_self_contained_submission():
+    """The parts several fixtures share (hostile/_parts/) are spliced into each: what is
+    submitted imports no test code and defines every name the part defines."""
+    parts = {path.stem: path for path in (HOSTILE / "_parts").glob("*.py")}
+    users = {part: [] for part in parts}
+    problems = []
+    for path in sorted(HOSTILE.glob("*.py")):
+        tree = ast.parse(hostile_source(path.stem))
+        modules = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        modules += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        if any(module.split(".")[0] == "_parts" for module in modules):
+            problems.append(f"{path.name} still imports from _parts")
+        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        for part, part_path in parts.items():
+            if f"from _parts.{part} import" in path.read_text():
+                users[part].append(path.name)
+                wanted = {
+                    n.name
+                    for n in ast.parse(part_path.read_text()).body
+                    if isinstance(n, ast.FunctionDef)
+                }
+                if not wanted <= defined:
+                    problems.append(f"{path.name} lacks {sorted(wanted - defined)}")
+    assert not problems, problems
+    # A part used by one fixture only belongs in that fixture.
+    assert all(len(names) >= 2 for names in users.values()), users
 
 
 def _grade(tmp_path, mode, names, *, block_processes=True, jobs=2):

@@ -27,8 +27,8 @@ import pytest
 from _answers import find_answers, reference_regions, worked_runs
 from _grading_helpers import (
     BUGGY_GAE,
-    HOSTILE,
     REPO,
+    hostile_source,
     outside_environment,
     require_pypi,
     requirements_only_venv,
@@ -313,7 +313,7 @@ def test_a_teacher_uses_every_subcommand_from_an_installed_wheel(installed, tmp_
     # The installed reference solutions are as unreadable to a submission as a checkout's
     # (default mode: the audit hook's allowed folders; strong mode does not mount them at all).
     installed_solutions = Path(where[2]).parent
-    attack = (HOSTILE / "read_reference.py").read_text()
+    attack = hostile_source("read_reference")
     attack = attack.replace("__REPO__/solutions", str(installed_solutions))
     (teacher / "class" / "eve.py").write_text(attack)
     grade = ("grade", "gae-recursion", "class", "--out", "grades", "--mode", "default")
@@ -379,7 +379,7 @@ def test_a_teacher_makes_a_class_pack_from_an_installed_wheel(installed, wheel, 
     a fresh kernel from the pack's folder."""
     from rlfound.grading.authoring import starter
     from rlfound.grading.distribution import classpack
-    from tests.test_classpack import files_of, long_solution_regions, pack_lines
+    from tests.book.test_classpack import files_of, long_solution_regions, pack_lines
 
     teacher = tmp_path / "course"
     teacher.mkdir()

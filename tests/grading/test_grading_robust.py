@@ -16,6 +16,7 @@ from _grading_helpers import (
     BUGGY_GAE,
     REPO,
     copy_reference,
+    hostile_source,
     non_root_runner,
     private_tempdir,
     recording_tokens,
@@ -272,7 +273,7 @@ def test_remove_tree_as_an_unprivileged_user(tmp_path):
 
 def test_no_temporary_folder_is_left(tmp_path):
     """Even by a submission that leaves a deep chain of folders without permissions."""
-    source = (REPO / "tests" / "grading" / "hostile" / "deep_chain.py").read_text()
+    source = hostile_source("deep_chain")
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "deep_chain.py").write_text(source)
     grader = Grader(EXERCISE, seed=1, mode=Grader(EXERCISE).mode)

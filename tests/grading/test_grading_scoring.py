@@ -19,11 +19,11 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from _grading_helpers import BUGGY_GAE, HOSTILE, REPO, recording_tokens
+from _grading_helpers import BUGGY_GAE, REPO, checked_double, hostile_source, recording_tokens
 from test_grading_cli import run
 
 from rlfound.grading import load_exercises
-from rlfound.grading.authoring.spec import Answer, Exercise, Function, Raises
+from rlfound.grading.authoring.spec import Answer, Exercise, Raises
 from rlfound.grading.intake.submissions import Submission
 from rlfound.grading.sandbox import Limits, Worker
 from rlfound.grading.scoring.batch import grade_batch
@@ -39,7 +39,7 @@ TIMEOUT = 1.0
 
 
 def hostile(name: str) -> Submission:
-    return Submission(name, None, (HOSTILE / f"{name}.py").read_text())
+    return Submission(name, None, hostile_source(name))
 
 
 @contextlib.contextmanager
@@ -67,25 +67,15 @@ def cpu_meter():
 # ---------------------------------------------------------------- error checks
 
 
-def checked_double(tmp_path) -> Exercise:
+def double_exercise(tmp_path) -> Exercise:
     """``double(x)``: its error check first, so that it runs before any valid input does."""
-    (tmp_path / "reference.py").write_text(
-        "import math\n\ndef double(x):\n"
-        "    if math.isnan(x):\n        raise ValueError('x must be a number')\n"
-        "    return 2 * x\n"
-    )
-    return Exercise(
-        id="checked-double",
-        title="Checked double",
-        chapter=1,
-        stars=1,
-        functions=(Function(name="double", parameters="x"),),
-        checks=(
+    return checked_double(
+        tmp_path,
+        (
             Raises(name="refuses-nan", function="double", kwargs={"x": float("nan")}),
             Answer(name="two", function="double", kwargs={"x": 1.0}, expected=2.0),
             Answer(name="three", function="double", kwargs={"x": 1.5}, expected=3.0),
         ),
-        solution=tmp_path / "reference.py",
     )
 
 
@@ -115,7 +105,7 @@ def double_source(refuse: str, otherwise: str, prelude: str = "") -> str:
 def test_error_checks_count_real_value_errors_of_functions_that_answer(
     tmp_path, prelude, refuse, otherwise, scores
 ):
-    grader = Grader(checked_double(tmp_path), mode="default", limits=Limits(timeout=TIMEOUT))
+    grader = Grader(double_exercise(tmp_path), mode="default", limits=Limits(timeout=TIMEOUT))
     result = grader.grade(Submission("student", None, double_source(refuse, otherwise, prelude)))
     assert [c.score for c in result.checks] == scores, [c.message for c in result.checks]
     if scores == [0, 0, 0]:
@@ -159,7 +149,7 @@ def test_the_parent_checks_the_classes_a_worker_reports(tmp_path, classes, count
                 replies.append({"ok": True, "value": 2 * x})
         return replies
 
-    grader = Grader(checked_double(tmp_path), mode="default")
+    grader = Grader(double_exercise(tmp_path), mode="default")
     with mock.patch.object(Worker, "call", call):
         result = grader.grade(Submission("forger", None, "def double(x):\n    return 2 * x\n"))
     assert [c.score for c in result.checks] == [float(counts), 1.0, 1.0]
@@ -247,7 +237,7 @@ def test_under_load_a_correct_submission_keeps_full_marks_and_a_sleeper_is_stopp
     # takes when the load leaves the submission less than half a core. Only the waits for a
     # CPU are not counted; sleeping is.
     limits = Limits(timeout=2.5, wall_timeout=3.0)
-    exercise = checked_double(tmp_path)
+    exercise = double_exercise(tmp_path)
     grader = Grader(exercise, mode=mode, limits=limits)
     assert all(process.poll() is None for process in busy_machine)
     honest = grader.grade(Submission("honest", None, HONEST_BUT_SLOW))

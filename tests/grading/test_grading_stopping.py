@@ -25,10 +25,10 @@ from pathlib import Path
 import psutil
 import pytest
 from _grading_helpers import (
-    HOSTILE,
     REPO,
     Started,
     gradescope_results,
+    hostile_source,
     leftover_processes,
     recording_tokens,
     requires_bwrap,
@@ -45,7 +45,7 @@ pytestmark = pytest.mark.slow
 
 EXERCISE = "gae-recursion"
 REFERENCE = (REPO / "solutions" / "gae_recursion.py").read_text()
-SLEEPER = (HOSTILE / "sleep_at_import.py").read_text()
+SLEEPER = hostile_source("sleep_at_import")
 #: Hang guard of one command, in seconds (it stops within a few once signaled).
 HANG = 300
 

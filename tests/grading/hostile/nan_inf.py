@@ -1,20 +1,7 @@
 """Answers with NaN and infinity."""
 
 import numpy as np
-
-
-def _gae(rewards, values, gamma, lam):
-    rewards = np.asarray(rewards, dtype=float)
-    values = np.asarray(values, dtype=float)
-    if values.shape != (rewards.shape[0] + 1,):
-        raise ValueError("values must have T + 1 entries")
-    deltas = rewards + gamma * values[1:] - values[:-1]
-    advantages = np.zeros(len(rewards))
-    running = 0.0
-    for t in reversed(range(len(rewards))):
-        running = deltas[t] + gamma * lam * running
-        advantages[t] = running
-    return advantages
+from _parts.honest_gae import _gae
 
 
 def gae_explicit(rewards, values, gamma, lam):

@@ -1,0 +1,163 @@
+"""The API reference part of the book (``api/``), checked from its sources.
+
+tests/book/test_book.py checks the built pages: every public function on its module's page, the
+"Book:" lines as links to the equation and the chapter. Here: every module of the library has
+its page in the table of contents, every public name is defined where autodoc documents it
+(so no object is documented twice), and the docstring rewriting of ``_ext/api_reference.py``
+gives reStructuredText that links to the book and leaves the mathematics alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import re
+
+import pytest
+import yaml
+
+import rlfound
+from tests._book import ROOT
+from tests._library import public_module
+from tests._solutions import load_module
+
+api_reference = load_module(ROOT / "_ext" / "api_reference.py", "_api_reference")
+
+MODULES = [name for name in rlfound.__all__ if name != "__version__"]
+
+
+def library_files() -> list:
+    """The library's source files, packages' private files included (the grader's are not)."""
+    library = ROOT / "rlfound"
+    return [
+        path
+        for path in sorted(library.rglob("*.py"))
+        if "grading" not in path.relative_to(library).parts
+    ]
+
+
+def api_part() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    (part,) = [part for part in toc["parts"] if part["caption"] == "API reference"]
+    return [entry["file"] for entry in part["chapters"]]
+
+
+def test_every_module_has_its_page_in_the_api_part():
+    pages = api_part()
+    assert pages[0] == "api/index"
+    assert sorted(pages[1:]) == sorted(f"api/{module}" for module in MODULES)
+    for module in MODULES:
+        text = (ROOT / "api" / f"{module}.md").read_text(encoding="utf-8")
+        assert f".. automodule:: rlfound.{module}\n   :members:\n" in text, module
+
+
+def test_the_api_part_comes_after_the_chapters():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    captions = [part["caption"] for part in toc["parts"]]
+    api = captions.index("API reference")
+    assert all(caption.startswith("Part ") for caption in captions[:api])
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_public_names_are_defined_in_their_module(module_name: str):
+    """A function documented on two pages would be two objects with one name.
+
+    A package's private file (``rlfound.diagnostics._report``) counts as the package: no API
+    page documents a private file.
+    """
+    module = importlib.import_module(f"rlfound.{module_name}")
+    for name in module.__all__:
+        value = getattr(module, name)
+        if inspect.isfunction(value) or inspect.isclass(value):
+            assert public_module(value) == module.__name__, f"{module.__name__}.{name}"
+
+
+def test_a_book_line_links_the_equation_and_the_chapter():
+    line = api_reference.link_book_line("Book: equation (eq-return-recursion), chapter 1.", "x")
+    assert line == (
+        "Book: equation :eq:`eq-return-recursion`, :doc:`chapter 1 </chapters/01_foundations>`."
+    )
+    line = api_reference.link_book_line(
+        "Book: equations (eq-return) and (eq-return-recursion), chapter 1.", "x"
+    )
+    assert ":eq:`eq-return` and :eq:`eq-return-recursion`" in line
+    line = api_reference.link_book_line("Book: chapter 5 (sec-retokenization); chapter 13.", "x")
+    assert line == (
+        "Book: :doc:`chapter 5 </chapters/05_off_policy_ppo>` (:ref:`sec-retokenization`); "
+        ":doc:`chapter 13 </chapters/13_batch_contract>`."
+    )
+
+
+def test_every_book_line_of_the_library_becomes_links():
+    """After rewriting, a "Book:" line holds no bare label and no bare chapter number."""
+    for path in library_files():
+        for line in re.findall(r"^\s*Book:.*$", path.read_text(encoding="utf-8"), re.MULTILINE):
+            linked = api_reference.link_book_line(line, path.name)
+            bare = re.sub(r":\w+:`[^`]+`", "", linked)
+            assert not re.search(r"\b(eq|sec)-[a-z]", bare), (path.name, linked)
+            assert not re.search(r"chapter \d", bare), (path.name, linked)
+
+
+def docstring_lines(obj) -> list[str]:
+    return inspect.getdoc(obj).splitlines()
+
+
+def test_an_equation_becomes_a_preformatted_block():
+    from rlfound import returns
+
+    lines = api_reference.rewrite_docstring(docstring_lines(returns.discounted_cumsum), "x")
+    text = "\n".join(lines)
+    assert (
+        ".. code-block:: none\n   :class: docstring-equation\n\n"
+        "   y_t = x_t + c_t y_{t+1},    y_T = 0,\n"
+    ) in text
+    # The examples stay doctest blocks, the parameter section stays numpydoc.
+    assert ">>> discounted_cumsum([1.0, 0.0, 2.0], 0.5)" in lines
+    assert "Parameters" in lines and "----------" in lines
+
+
+def test_mathematics_in_prose_is_not_read_as_markup():
+    lines = [
+        "Largest |A_i| of every case; f_+ counts ``x_|y|`` and :func:`a_b`.",
+        "",
+        "Examples",
+        "--------",
+        ">>> abs(-1) | 0",
+        "1",
+    ]
+    rewritten = api_reference.rewrite_docstring(lines, "x")
+    assert rewritten[0] == (
+        r"Largest \|A_i\| of every case; f\_+ counts ``x_|y|`` and :func:`a_b`."
+    )
+    assert rewritten[2:] == lines[2:]
+
+
+def test_a_literal_block_and_a_table_are_left_as_written():
+    lines = [
+        "Use it so::",
+        "",
+        "    check(|x|)",
+        "",
+        "====  =====",
+        "a_   |b|",
+        "====  =====",
+        "c_   |d|",
+        "====  =====",
+        "",
+        "After |e|.",
+    ]
+    rewritten = api_reference.rewrite_docstring(lines, "x")
+    assert rewritten[:10] == lines[:10]
+    assert rewritten[10] == r"After \|e\|."
+
+
+def test_the_docstrings_name_chapters_that_exist():
+    numbers = set()
+    for path in library_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                numbers.update(int(n) for n in re.findall(r"Book:.*?chapter (\d+)", node.value))
+    assert numbers
+    for number in numbers:
+        assert api_reference.chapter_document(number) is not None, number
