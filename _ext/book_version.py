@@ -1,7 +1,7 @@
 """The book's version, build date and how to cite it, all from one place.
 
 The version is ``pyproject.toml``'s (``[project] version``); the title and authors of the
-citation are ``CITATION.cff``'s (tests/test_citation.py checks that its version and date agree
+citation are ``CITATION.cff``'s (tests/book/test_citation.py checks that its version and date agree
 with pyproject.toml and the changelog). This extension
 
 - sets Sphinx's ``version`` and ``release`` and writes "Version X.Y.Z, built YYYY-MM-DD" with a

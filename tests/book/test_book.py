@@ -40,10 +40,10 @@ from bs4 import BeautifulSoup
 
 import rlfound
 from tests import _browser
-from tests import test_citation as citation
-from tests import test_notebook_conversion as notebook_conversion
 from tests._book import ROOT, library_listings, notebook_documents, toc_documents
 from tests._solutions import load_module
+from tests.book import test_citation as citation
+from tests.book import test_notebook_conversion as notebook_conversion
 
 #: The build script of the two editions (``make book-student`` runs it).
 editions = load_module(ROOT / "_ext" / "student_edition.py", "_student_edition")
@@ -399,14 +399,14 @@ def test_every_downloadable_notebook_is_plain_markdown(edition, request):
 
 
 def test_the_plain_notebooks_numbers_and_citations_are_the_books(built_site):
-    """tests/test_notebook_conversion.py: equation, figure, exercise and theorem numbers,
+    """tests/book/test_notebook_conversion.py: equation, figure, exercise and theorem numbers,
     section titles and citation labels of the converted notebooks, against the HTML."""
     notebook_conversion.check_numbers(built_site)
     notebook_conversion.check_citations(built_site)
 
 
 def test_every_page_shows_the_version_and_links_to_the_errata(built_site):
-    """tests/test_citation.py: pyproject.toml's version and the build date in every footer."""
+    """tests/book/test_citation.py: pyproject.toml's version and the build date in every footer."""
     citation.check_footer(built_site)
 
 

@@ -5,7 +5,7 @@ display equation, figure, exercise (sphinx-exercise) and theorem-like box (sphin
 one counter per kind); on a numbered page the number is prefixed with the chapter's
 ("4.2"), on the appendix's unnumbered pages it is not ("2"). The chapters are the book's
 numbered pages, in the order of their file names, which is the table of contents' order
-(tests/test_notebook_conversion.py checks both against a built book). A ``(label)=`` target
+(tests/book/test_notebook_conversion.py checks both against a built book). A ``(label)=`` target
 before a heading names that section; ``{ref}`` without text shows the heading.
 """
 
