@@ -273,6 +273,7 @@ def test_one_gradescope_autograder_grades_the_whole_hand_in(capsys, course):
     assert "add the parts graded by hand as manually graded questions" in err
     with zipfile.ZipFile(bundle) as archive:
         run = archive.read("run_autograder").decode()
+        assert archive.read("course-secret") == b"0\n"  # the seed, in a file, not on the line
         # Each exercise's reference and graded-only checks ride along.
         wanted = {
             f"rlfound_instructor/{folder}{module}.py"
@@ -280,7 +281,7 @@ def test_one_gradescope_autograder_grades_the_whole_hand_in(capsys, course):
             for folder in ("", "graded/")
         }
         assert wanted <= set(archive.namelist())
-    assert "--exercise gae-recursion --exercise group-advantages --seed 0" in run
+    assert "--exercise gae-recursion --exercise group-advantages --seed-file " in run
     root = course / "autograder"
     script = unpack_like_gradescope(bundle, root)
     requirements_only_venv(root)
