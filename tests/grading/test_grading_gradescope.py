@@ -72,7 +72,7 @@ def test_the_zip_has_gradescopes_layout(tmp_path):
     assert {
         "rlfound/__init__.py",
         "rlfound/grading/sandbox/inside/worker.py",
-        "rlfound/cli.py",
+        "rlfound/cli/__init__.py",
     } <= names
     assert not any(name.startswith("source/") for name in names)
     for script in scripts.values():
