@@ -7,15 +7,20 @@ from __future__ import annotations
 import datetime
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
-import tomllib
 import yaml
 from pybtex.database import parse_string
 
 from tests._book import ROOT, toc_documents
 from tests._solutions import load_module
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, published separately before Python 3.11
+    import tomli as tomllib
 
 book_version = load_module(ROOT / "_ext" / "book_version.py", "_book_version")
 release = load_module(ROOT / "packaging" / "release.py", "_release")

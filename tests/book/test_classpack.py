@@ -20,7 +20,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import tomllib
 import yaml
 
 from rlfound.cli import main
@@ -29,6 +28,11 @@ from rlfound.grading.authoring import starter
 from rlfound.grading.authoring.spec import BOOK_SOLUTIONS
 from rlfound.grading.distribution import classpack
 from tests._solutions import load_module
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, published separately before Python 3.11
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 book_listing = load_module(ROOT / "_ext" / "listing.py", "_book_listing")

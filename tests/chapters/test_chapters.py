@@ -25,13 +25,17 @@ from pathlib import Path
 
 import jupytext
 import pytest
-import tomllib
 from bs4 import BeautifulSoup
 
 import rlfound
 from rlfound._listing import FAST_PATH
 from tests._book import ROOT, library_listings, notebook_documents
 from tests._solutions import load_module
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, published separately before Python 3.11
+    import tomli as tomllib
 
 NOTEBOOKS = notebook_documents()
 LIBRARY = ROOT / "rlfound"
