@@ -288,7 +288,8 @@ def aggregate_loss(
 
     Notes
     -----
-    Which trainer does what (checked in their source):
+    Which trainer does what (checked in their source; the book's conventions atlas runs
+    each mode against the pinned commit of ``appendix/atlas.yml``, verl b178a3c):
 
     * verl, ``agg_loss`` in ``verl/trainer/ppo/core_algos.py``, option
       ``actor.loss_agg_mode`` (default "token-mean" in ``verl/trainer/config/actor/actor.yaml``,
