@@ -5,6 +5,7 @@ the test; every bad input has its exact message and exit status."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import textwrap
@@ -190,6 +191,13 @@ def test_lateness_without_a_time_uses_the_lms_mark_and_says_so(hw1):
     )
     late = gradebook.lateness(hw1, _at("2026-03-04T00:09:01-05:00"), False, 1)
     assert late == gradebook.Lateness(1, "late 1 day(s); extension 1 day(s)")
+    # Where lateness costs nothing, an unknown time is not worth a word in every row.
+    free = dataclasses.replace(hw1, late_penalty_per_day=0.0, max_late_days=None)
+    assert gradebook.lateness(free, None, None, 0) == gradebook.Lateness(0, "")
+    assert gradebook.lateness(free, None, None, 2) == gradebook.Lateness(0, "extension 2 day(s)")
+    assert gradebook.lateness(free, _at("2026-03-04T00:09:01-05:00"), None, 0).note == (
+        "late 2 day(s)"
+    )
 
 
 ROSTER = """\

@@ -199,6 +199,28 @@ def test_only_regrades_one_student_and_keeps_every_other_row_and_manual_point(ca
     assert bob[:4] == ["bob", f"{GAE.max_score:g}", "0", "1"]
     assert bob[6] == f"{GAE.max_score + 1:g}"
     assert (course / "out" / "alice" / "feedback.md").read_bytes() == alice_feedback
+    # The class's reports are the full run's: the command says so and summary.md is marked.
+    assert (
+        "note: checks.csv, summary.md and similarity.csv are the last full run's, from before "
+        "the regrade of bob; grade the class again with --force to update them"
+    ) in err.splitlines()
+    summary = (course / "out" / "summary.md").read_text().splitlines()
+    assert summary[0] == (
+        "> **Out of date:** written before the regrade of bob; their new scores are in "
+        "grades.csv, not here. Grade the class again with --force to bring this summary, "
+        "checks.csv and similarity.csv up to date."
+    )
+    assert summary[1:3] == ["", "# Grading summary"]
+    # A second regrade adds its student to the one mark; a full run writes a fresh summary.
+    status, _, err = _grade(capsys, course, "--only", "alice")
+    assert status == 0, err
+    summary = (course / "out" / "summary.md").read_text().splitlines()
+    assert summary[0].startswith("> **Out of date:** written before the regrade of alice, bob;")
+    assert summary[1:3] == ["", "# Grading summary"]
+    status, _, err = _grade(capsys, course, "--force")
+    assert status == 0, err
+    assert (course / "out" / "summary.md").read_text().startswith("# Grading summary\n")
+    assert "note: checks.csv" not in err
 
 
 def _last(err):

@@ -85,8 +85,9 @@ def lateness(
     metadata) or None. With no time, a Canvas ``late`` mark counts as
     :data:`LATE_MARK_DAYS` day (0 when the student has an extension: Canvas marks late
     against the original due date, so the mark says nothing about the extended one); no time
-    and no mark counts as on time, and ``status`` says the time was unknown. File modification
-    times are never used: a copy or an unzip changes them.
+    and no mark counts as on time, and ``status`` says the time was unknown, unless the late
+    policy costs nothing (no penalty, no limit on late days), where the time cannot matter.
+    File modification times are never used: a copy or an unzip changes them.
     """
     extension = f"extension {number(extension_days)} day(s)" if extension_days else ""
     notes = [extension] if extension else []
@@ -103,7 +104,8 @@ def lateness(
         )
     else:
         days = 0
-        notes.insert(0, "submission time unknown: counted on time")
+        if assignment.late_penalty_per_day or assignment.max_late_days is not None:
+            notes.insert(0, "submission time unknown: counted on time")
     return Lateness(days, "; ".join(notes))
 
 

@@ -18,7 +18,8 @@ listed in ``skipped.csv``.
 
 ``DIR`` holds ``grades.csv``, ``skipped.csv``, the teaching team's ``checks.csv``,
 ``summary.md`` and ``similarity.csv`` over the whole class (:mod:`rlfound.grading.output.team`;
-``--only`` keeps those of the last full run), ``course.json`` (what the run used: the
+``--only`` keeps those of the last full run, says so, and heads ``summary.md`` with the students
+regraded since), ``course.json`` (what the run used: the
 assignment, the roster, the submission times, extensions and points graded by hand given on
 the command line, so that ``--only`` can reuse them) and ``DIR/<student>/`` with
 ``feedback.md`` covering every exercise, ``manual.md`` (the student's answers to every part
@@ -274,6 +275,8 @@ def grade_assignment(
             "extensions": dict(sorted(extension_days.items())),
             "manual": _manual_rows(merged),
             "roster": None if roster is None else [dataclasses.asdict(s) for s in roster.values()],
+            # the students regraded alone since the class's reports were written
+            "regraded": [] if only is None else sorted({*previous.get("regraded", []), only}),
         }
         write_atomic(stage / COURSE_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
         for student, by_exercise in graded.items():
@@ -281,6 +284,8 @@ def grade_assignment(
         left_out = []
         if only is None:  # the class's reports need the whole class: --only keeps the last
             left_out = _teaching_team_reports(stage, assignment, results, sources)
+        else:
+            left_out = [_mark_reports_stale(stage, record["regraded"])]
         folders.swap_in(stage, out)
     rows.sort(key=lambda r: r.student)
     return Outcome(rows, missing, skipped, grader_errors, left_out)
@@ -347,6 +352,31 @@ def _teaching_team_reports(stage: Path, assignment: Assignment, results, sources
     }
     starters = {e.id: team.starter_code(e) for e in assignment.exercises}
     return team.write_team_reports(stage, by_exercise, sources, starters).left_out
+
+
+#: The first line of a ``summary.md`` written before a regrade of one student (``--only``).
+STALE_MARK = "> **Out of date:** "
+
+
+def _mark_reports_stale(stage: Path, regraded: list[str]) -> str:
+    """Head ``summary.md`` with the students regraded since it was written; the note the
+    command prints about the class's reports."""
+    names = ", ".join(regraded)
+    path = stage / "summary.md"
+    if path.is_file():
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        if lines and lines[0].startswith(STALE_MARK):
+            lines = lines[2:]  # the mark of an earlier regrade and its blank line
+        mark = (
+            f"{STALE_MARK}written before the regrade of {names}; their new scores are in "
+            "grades.csv, not here. Grade the class again with --force to bring this summary, "
+            "checks.csv and similarity.csv up to date.\n"
+        )
+        write_atomic(path, "".join([mark, "\n", *lines]))
+    return (
+        f"note: checks.csv, summary.md and similarity.csv are the last full run's, from "
+        f"before the regrade of {names}; grade the class again with --force to update them"
+    )
 
 
 def _named(reader, path, argument, known):
