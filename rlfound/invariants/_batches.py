@@ -244,7 +244,7 @@ def check_event_order(
                 (
                     "old_logprobs",
                     batch["old_logprobs"][row, targets],
-                    truth["logprob"],
+                    truth["logprobs"],
                 ),
                 ("policy_version", version, truth["version"]),
             ):

@@ -132,7 +132,7 @@ VALID: dict[Any, dict[str, Any]] = {
         "baseline": 0.0,
     },
     **{
-        function: {"action_rewards": Q, "steps": 2, "batch_size": 4, "lr": 0.2, "rng": 0}
+        function: {"action_rewards": Q, "num_steps": 2, "batch_size": 4, "lr": 0.2, "rng": 0}
         for function in (bandits.reinforce_bandit_history, bandits.reinforce_bandit)
     },
     importance.importance_ratios: {
@@ -806,8 +806,8 @@ CASES = [
                 "action_rewards must have at least 1 action; got shape (0,)",
                 action_rewards=[],
             ),
-            case(f, "steps", "steps must be a positive integer; got 0", steps=0),
-            case(f, "steps", "steps must be a positive integer; got 2.5", steps=2.5),
+            case(f, "num_steps", "num_steps must be a positive integer; got 0", num_steps=0),
+            case(f, "num_steps", "num_steps must be a positive integer; got 2.5", num_steps=2.5),
             case(f, "batch_size", "batch_size must be a positive integer; got -1", batch_size=-1),
             case(
                 f,

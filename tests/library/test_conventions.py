@@ -175,12 +175,26 @@ EXAMPLES = [
     ),
     Example(
         bandits.reinforce_bandit_history,
-        {"action_rewards": Q, "steps": 5, "batch_size": 4, "lr": 0.5, "baseline": "mean", "rng": 3},
+        {
+            "action_rewards": Q,
+            "num_steps": 5,
+            "batch_size": 4,
+            "lr": 0.5,
+            "baseline": "mean",
+            "rng": 3,
+        },
         ARRAY,
     ),
     Example(
         bandits.reinforce_bandit,
-        {"action_rewards": Q, "steps": 5, "batch_size": 4, "lr": 0.5, "baseline": "none", "rng": 3},
+        {
+            "action_rewards": Q,
+            "num_steps": 5,
+            "batch_size": 4,
+            "lr": 0.5,
+            "baseline": "none",
+            "rng": 3,
+        },
         (ARRAY, ARRAY),
     ),
     # importance

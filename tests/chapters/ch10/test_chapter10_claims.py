@@ -95,8 +95,8 @@ def test_the_naive_formula_fails_where_the_log_softmax_does_not():
     assert np.count_nonzero(probs == 0.0) == 3  # three probabilities underflow
     with np.errstate(divide="ignore", invalid="ignore"):
         assert math.isnan(-np.sum(probs * np.log(probs)))
-    log_probs = logits - logits.max() - math.log(np.sum(np.exp(logits - logits.max())))
-    assert -sum(math.exp(lp) * lp for lp in log_probs) == 0.0
+    logprobs = logits - logits.max() - math.log(np.sum(np.exp(logits - logits.max())))
+    assert -sum(math.exp(lp) * lp for lp in logprobs) == 0.0
 
 
 def test_the_gradient_takes_from_the_favorite_and_gives_to_the_rare_tokens():

@@ -35,7 +35,7 @@ EXAMPLES = [
             "reward": REWARD,
             "gamma": 1.0,
             "terminal": TERMINAL,
-            "tol": 1e-8,
+            "tolerance": 1e-8,
             "max_iterations": 500,
         },
         (ARRAY, ARRAY, ARRAY),
@@ -52,7 +52,7 @@ VALID = {
         "reward": np.zeros((2, 1, 2)),
         "gamma": 0.9,
         "terminal": [False, True],
-        "tol": 1e-10,
+        "tolerance": 1e-10,
         "max_iterations": 1000,
     },
 }
@@ -89,7 +89,12 @@ CASES = [
         "terminal must have shape (2,); got shape (3,)",
         terminal=[False, True, False],
     ),
-    case(mdp.value_iteration, "tol", "tol must be a positive finite number; got 0.0", tol=0.0),
+    case(
+        mdp.value_iteration,
+        "tolerance",
+        "tolerance must be a positive finite number; got 0.0",
+        tolerance=0.0,
+    ),
     case(
         mdp.value_iteration,
         "max_iterations",
