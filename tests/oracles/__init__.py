@@ -180,10 +180,12 @@ from tests.oracles.streams import (
     _finite,
     continue_within_episodes,
     episode_segments,
+    fold_truncations,
     packed_batches,
     packed_gae_loop,
     packed_returns_loop,
     random_packed,
+    steps_to_truncation,
 )
 from tests.oracles.trajectories import (
     discounted_sum_loop,
@@ -292,6 +294,7 @@ __all__ = [
     "expected_total",
     "first_letter",
     "first_token_weight_by_hand",
+    "fold_truncations",
     "forward_mdp",
     "gae_from_deltas",
     "gae_loop",
@@ -331,6 +334,7 @@ __all__ = [
     "softmax_rows",
     "solved_task",
     "stage_task",
+    "steps_to_truncation",
     "style_update_by_enumeration",
     "submit_or_work",
     "target_logprobs_by_hand",

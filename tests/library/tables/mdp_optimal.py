@@ -11,16 +11,10 @@ import math
 import numpy as np
 
 from rlfound import mdp
-from tests.library.tables.kinds import ARRAY, Example, case
 
-# Three states, two actions, state 2 terminal (its rows all zero: they are ignored).
-TRANSITION = np.zeros((3, 2, 3))
-TRANSITION[0, 0] = [0.5, 0.5, 0.0]
-TRANSITION[0, 1] = [0.0, 0.25, 0.75]
-TRANSITION[1, 0] = [0.5, 0.0, 0.5]
-TRANSITION[1, 1] = [0.0, 0.0, 1.0]
-REWARD = np.arange(18.0).reshape(3, 2, 3) / 10.0
-TERMINAL = np.array([False, False, True])
+# The chapter-9 model of the credit table: three states, two actions, state 2 terminal.
+from tests.library.tables.credit import REWARD, TERMINAL, TRANSITION
+from tests.library.tables.kinds import ARRAY, Example, case
 
 EXAMPLES = [
     Example(
