@@ -71,9 +71,11 @@ from tests.oracles.chapter06 import (
     two_turn_search,
 )
 from tests.oracles.chapter08 import (
+    MULTI_TURN_LAYOUT,
     REDUCTION_MODES,
     first_token_weight_by_hand,
     hierarchical_by_loops,
+    layout_masks,
     pack_sequences,
     reduce_by_loops,
     selected_tokens,
@@ -241,6 +243,7 @@ __all__ = [
     "JOB_LAM",
     "KL_REF_PROBS",
     "KL_REWARDS",
+    "MULTI_TURN_LAYOUT",
     "PASSED",
     "POLICY_BY_KIND",
     "P_GOOD",
@@ -304,6 +307,7 @@ __all__ = [
     "job_task",
     "k_step_loop",
     "kl_by_hand",
+    "layout_masks",
     "linear_solve_values",
     "log_probability_by_hand",
     "loss_minimizing_trainer",
