@@ -320,14 +320,14 @@ def test_rows_of_terminal_states_are_ignored(function):
 # --- discounted_occupancy (chapter 5) ------------------------------------------------------------
 
 
-def occupancy_by_power_series(transition, policy, initial, gamma, terminal, steps=2000):
+def occupancy_by_power_series(transition, policy, initial, gamma, terminal, num_steps=2000):
     """Σ_t γ^t Pr(s_t = s), by propagating the state distribution step by step; an episode
     that enters a terminal state stops there (its mass leaves the sum)."""
     p_pi, _ = policy_average(transition, np.zeros(transition.shape), policy, terminal)
     live = ~terminal
     distribution = np.where(live, initial, 0.0)
     total = np.zeros(len(initial))
-    for t in range(steps):
+    for t in range(num_steps):
         total += gamma**t * distribution
         distribution = np.where(live, distribution @ p_pi, 0.0)
     return total

@@ -483,7 +483,7 @@ def test_the_bonus_rate_vanishes_at_both_ends():
     np.testing.assert_allclose(rates, [0.0, 0.156972, 0.101504, 0.004111, 0.000086], atol=5e-7)
 
 
-def collapse_run(seed, coef, steps=300, group_size=8, lr=1.0):
+def collapse_run(seed, coef, num_steps=300, group_size=8, lr=1.0):
     """The chapter's REINFORCE run, with every probability and gradient written out."""
     vocab, letters = 5, 3
     rewards_by_action = np.array([1.0, 0.8, 0.0])
@@ -495,7 +495,7 @@ def collapse_run(seed, coef, steps=300, group_size=8, lr=1.0):
     rng = np.random.default_rng(seed)
     table = np.array(COLLAPSE_TABLE, dtype=float)
     log = []
-    for _ in range(steps):
+    for _ in range(num_steps):
         next_token = softmax_rows(table)  # (vocab + 1, vocab)
         row_h = np.array([entropy_by_hand(row) for row in next_token])
         probs = next_token[previous, tokens_].prod(axis=1)
