@@ -4,6 +4,7 @@ surrogates of the policy-gradient objective on a random MDP that chapters 5 and 
 from __future__ import annotations
 
 import itertools
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -41,9 +42,19 @@ GAMMA = 0.9
 
 
 def random_problem(seed):
+    """A random MDP and logits, and at the logits' policy π what the surrogates read: its
+    occupancy d_π, its advantages A_π and the objective J(θ) as a function of logits."""
     rng = np.random.default_rng(seed)
     transition, reward, _, terminal, initial = random_mdp(rng, 4, 3, num_terminal=1)
-    return transition, reward, terminal, initial, rng.normal(size=(4, 3))
+    logits = rng.normal(size=(4, 3))
+    policy = softmax_rows(logits)
+    return SimpleNamespace(
+        logits=logits,
+        policy=policy,
+        occupancy=occupancy_by_propagation(transition, policy, terminal, initial),
+        advantages=advantages(transition, reward, policy, terminal),
+        objective=lambda x: objective(x, transition, reward, terminal, initial),
+    )
 
 
 def objective(logits, transition, reward, terminal, initial):
