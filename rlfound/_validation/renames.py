@@ -9,6 +9,7 @@ in :mod:`rlfound._validation` is about the calling convention rather than the va
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -60,6 +61,13 @@ def renamed_keywords(*, since: str, **renames: str) -> Callable[[_F], _F]:
 
     def decorate(function: _F) -> _F:
         name = function.__name__
+        parameters = inspect.signature(function).parameters
+        for old, new in renames.items():
+            # A typo here would make the old keyword fail later, in a user's call.
+            if new not in parameters or old in parameters:
+                raise TypeError(
+                    f"renamed_keywords: {name} must take {new!r} and not {old!r}"
+                )
 
         @functools.wraps(function)
         def renamed(*args: Any, **kwargs: Any) -> Any:

@@ -118,6 +118,16 @@ def test_the_removal_release_is_two_minor_releases_on():
     assert count.__name__ == "count"
 
 
+def test_a_rename_to_a_name_the_function_does_not_take_is_refused():
+    with pytest.raises(
+        TypeError, match=re.escape("renamed_keywords: count must take 'num_case' and not 'size'")
+    ):
+
+        @renamed_keywords(size="num_case", since="0.1.0")
+        def count(num_cases=0):
+            return num_cases
+
+
 # --- one name per meaning across the public API --------------------------------------------
 
 #: Parameter names that the names table retires, with what replaces them.
