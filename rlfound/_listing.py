@@ -17,10 +17,11 @@ indented block), every paragraph up to that equation and the sentence that goes 
 sentence leads to one). The "Book: ..." line is left out (the reader is in the book). Prose is
 re-wrapped to :data:`PROSE_WIDTH` columns, so that no docstring line makes the listing scroll
 sideways; equation lines are kept as written, their alignment matters. The decorators in
-:data:`HIDDEN_DECORATORS` (the overflow guard every public function carries) are left out,
-unless the guard also checks named inputs for the function (``inputs=``). So is a statement
-whose first line ends in :data:`FAST_PATH` (a dispatch to a faster form of the same
-computation, with its body): the listing shows the clear form.
+:data:`HIDDEN_DECORATORS` (the overflow guard every public function carries, the old keyword
+names a renamed argument still accepts) are left out, unless the guard also checks named
+inputs for the function (``inputs=``). So is a statement whose first line ends in
+:data:`FAST_PATH` (a dispatch to a faster form of the same computation, with its body): the
+listing shows the clear form.
 """
 
 from __future__ import annotations
@@ -173,8 +174,10 @@ def format_docstring(paragraphs: list[str], indent: str) -> list[str]:
 
 
 #: Decorators a listing leaves out: the same guard on every public function (it turns an
-#: overflow into a ValueError naming the quantity), which the API reference documents once.
-HIDDEN_DECORATORS = frozenset({"finite_output"})
+#: overflow into a ValueError naming the quantity), which the API reference documents once,
+#: and the old keyword a renamed argument still accepts for one release (the docstring says
+#: so; the mathematics does not change).
+HIDDEN_DECORATORS = frozenset({"finite_output", "renamed_keywords"})
 
 
 #: The comment that marks a statement a listing leaves out: the call of a fast form.

@@ -25,6 +25,7 @@ from rlfound._validation import (
     check_shape,
     check_size,
     finite_output,
+    renamed_keywords,
 )
 from rlfound.distributions import categorical_score, softmax
 
@@ -254,9 +255,10 @@ def _batch_baseline(rewards: np.ndarray, kind: str) -> np.ndarray | float:
 
 
 @finite_output("the REINFORCE updates")
+@renamed_keywords(steps="num_steps", since="0.1.0")
 def reinforce_bandit_history(
     action_rewards: ArrayLike,
-    steps: int = 200,
+    num_steps: int = 200,
     batch_size: int = 64,
     lr: float = 0.2,
     baseline: str = "mean",
@@ -287,8 +289,9 @@ def reinforce_bandit_history(
     ----------
     action_rewards : array_like, shape (K,)
         Reward q(a) of each action.
-    steps : int, optional
-        Number of gradient steps, >= 1.
+    num_steps : int, optional
+        Number of gradient steps, >= 1. (Its old name ``steps`` still works, with a
+        ``DeprecationWarning``, until rlfound 0.3.0.)
     batch_size : int, optional
         Actions sampled per step, N >= 1 (>= 2 for ``"leave_one_out"``).
     lr : float, optional
@@ -301,20 +304,21 @@ def reinforce_bandit_history(
 
     Returns
     -------
-    numpy.ndarray, shape (steps + 1, K)
+    numpy.ndarray, shape (num_steps + 1, K)
         The logits before the first step (row 0, all zeros) and after every step.
 
     Raises
     ------
     ValueError
-        If ``action_rewards`` is not a finite non-empty 1-D array, ``steps`` or ``batch_size``
-        is not a positive integer, ``lr`` is not positive and finite, ``baseline`` is not
-        one of the names above, ``batch_size`` is 1 with the ``"leave_one_out"`` baseline,
-        or ``rng`` is not a Generator, a non-negative integer or None. Sizes are checked
-        with exact integers before anything is allocated: ``steps`` at most
-        ``MAX_ITERATIONS`` (10^7), ``batch_size`` and the history's (steps + 1) * K entries
-        at most ``MAX_ARRAY_ENTRIES`` (10^8). Starting ``"overflow in the REINFORCE
-        updates"``, if a batch mean, a gradient or the logits exceed the float64 range.
+        If ``action_rewards`` is not a finite non-empty 1-D array, ``num_steps`` or
+        ``batch_size`` is not a positive integer, ``lr`` is not positive and finite,
+        ``baseline`` is not one of the names above, ``batch_size`` is 1 with the
+        ``"leave_one_out"`` baseline, or ``rng`` is not a Generator, a non-negative integer or
+        None. Sizes are checked with exact integers before anything is allocated:
+        ``num_steps`` at most ``MAX_ITERATIONS`` (10^7), ``batch_size`` and the history's
+        (num_steps + 1) * K entries at most ``MAX_ARRAY_ENTRIES`` (10^8). Starting
+        ``"overflow in the REINFORCE updates"``, if a batch mean, a gradient or the logits
+        exceed the float64 range.
 
     References
     ----------
@@ -325,7 +329,7 @@ def reinforce_bandit_history(
 
     Examples
     --------
-    >>> history = reinforce_bandit_history([0.2, 0.5, 1.0], steps=3, rng=0)
+    >>> history = reinforce_bandit_history([0.2, 0.5, 1.0], num_steps=3, rng=0)
     >>> history.shape
     (4, 3)
     >>> history[0]
@@ -337,7 +341,7 @@ def reinforce_bandit_history(
         1,
         "action",
     )
-    steps = check_positive_int(steps, "steps")
+    num_steps = check_positive_int(num_steps, "num_steps")
     batch_size = _check_batch_size(
         batch_size, check_choice(baseline, "baseline", BASELINES)
     )
@@ -345,18 +349,18 @@ def reinforce_bandit_history(
     rng = check_rng(rng)
 
     num_actions = len(action_rewards)
-    check_size(steps, "steps", MAX_ITERATIONS, "updates")
+    check_size(num_steps, "num_steps", MAX_ITERATIONS, "updates")
     check_size(
         batch_size, "batch_size", MAX_ARRAY_ENTRIES, "actions per step"
     )
     check_size(
-        (steps + 1) * num_actions,
-        "steps",
+        (num_steps + 1) * num_actions,
+        "num_steps",
         MAX_ARRAY_ENTRIES,
         "history entries",
     )
-    history = np.zeros((steps + 1, num_actions))
-    for step in range(steps):
+    history = np.zeros((num_steps + 1, num_actions))
+    for step in range(num_steps):
         logits = history[step]
         actions = rng.choice(num_actions, size=batch_size, p=softmax(logits))
         rewards = action_rewards[actions]
@@ -371,9 +375,10 @@ def reinforce_bandit_history(
 
 
 @finite_output("the REINFORCE updates")
+@renamed_keywords(steps="num_steps", since="0.1.0")
 def reinforce_bandit(
     action_rewards: ArrayLike,
-    steps: int = 200,
+    num_steps: int = 200,
     batch_size: int = 64,
     lr: float = 0.2,
     baseline: str = "mean",
@@ -381,7 +386,7 @@ def reinforce_bandit(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Final logits and probabilities of a REINFORCE run on a one-state bandit.
 
-    Runs :func:`reinforce_bandit_history` and keeps its last iterate θ_steps.
+    Runs :func:`reinforce_bandit_history` and keeps its last iterate, θ after ``num_steps`` steps.
 
     Book: equation (eq-bandit-gradient), chapter 1.
 
@@ -389,7 +394,7 @@ def reinforce_bandit(
     ----------
     action_rewards : array_like, shape (K,)
         Reward q(a) of each action.
-    steps, batch_size, lr, baseline, rng
+    num_steps, batch_size, lr, baseline, rng
         As in :func:`reinforce_bandit_history`.
 
     Returns
@@ -416,7 +421,7 @@ def reinforce_bandit(
     True
     """
     history = reinforce_bandit_history(
-        action_rewards, steps, batch_size, lr, baseline, rng
+        action_rewards, num_steps, batch_size, lr, baseline, rng
     )
     logits = history[-1]
     return logits, softmax(logits)

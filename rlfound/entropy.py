@@ -68,12 +68,12 @@ def _log_softmax(logits: np.ndarray, axis: int) -> np.ndarray:
         return special.log_softmax(logits, axis=axis)
 
 
-def _p_log_p(log_probs: np.ndarray) -> np.ndarray:
+def _p_log_p(logprobs: np.ndarray) -> np.ndarray:
     """π log π entry by entry from log π, with 0 log 0 = 0 (also where log π is -inf)."""
-    probs = np.exp(log_probs)
+    probs = np.exp(logprobs)
     # Multiplying only where π > 0 keeps an underflowed 0 * (-inf) from becoming NaN.
     return np.multiply(
-        probs, log_probs, out=np.zeros_like(log_probs), where=probs > 0.0
+        probs, logprobs, out=np.zeros_like(logprobs), where=probs > 0.0
     )
 
 
@@ -146,9 +146,9 @@ def categorical_entropy(
     """
     logits = check_logits(logits, axis=axis)
 
-    log_probs = _log_softmax(logits, axis)
+    logprobs = _log_softmax(logits, axis)
     # + 0.0 turns the -0.0 of a one-hot distribution into 0.0.
-    return float_or_array(-np.sum(_p_log_p(log_probs), axis=axis) + 0.0)
+    return float_or_array(-np.sum(_p_log_p(logprobs), axis=axis) + 0.0)
 
 
 @finite_output()
@@ -196,12 +196,12 @@ def entropy_logit_gradient(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     """
     logits = check_logits(logits, axis=axis)
 
-    log_probs = _log_softmax(logits, axis)
-    p_log_p = _p_log_p(log_probs)
+    logprobs = _log_softmax(logits, axis)
+    p_log_p = _p_log_p(logprobs)
     entropy = -np.sum(p_log_p, axis=axis, keepdims=True)
     # -π (log π + H) = -(π log π) - π H, written so that π = 0 gives exactly
     # 0.
-    return -p_log_p - np.exp(log_probs) * entropy + 0.0
+    return -p_log_p - np.exp(logprobs) * entropy + 0.0
 
 
 @finite_output()

@@ -228,9 +228,9 @@ def kl_divergence_logits(
         ref_logits, "ref_logits", logits.shape, "logits"
     )
 
-    log_probs = special.log_softmax(logits, axis=-1)
-    ref_log_probs = special.log_softmax(ref_logits, axis=-1)
-    total = np.sum(np.exp(log_probs) * (log_probs - ref_log_probs), axis=-1)
+    logprobs = special.log_softmax(logits, axis=-1)
+    ref_logprobs = special.log_softmax(ref_logits, axis=-1)
+    total = np.sum(np.exp(logprobs) * (logprobs - ref_logprobs), axis=-1)
     return float_or_array(np.maximum(total, 0.0))
 
 
@@ -280,9 +280,9 @@ def kl_logit_gradient(
         ref_logits, "ref_logits", logits.shape, "logits"
     )
 
-    log_probs = special.log_softmax(logits, axis=-1)
-    probs = np.exp(log_probs)
-    log_ratio = log_probs - special.log_softmax(ref_logits, axis=-1)
+    logprobs = special.log_softmax(logits, axis=-1)
+    probs = np.exp(logprobs)
+    log_ratio = logprobs - special.log_softmax(ref_logits, axis=-1)
     mean = np.sum(probs * log_ratio, axis=-1, keepdims=True)
     return probs * (log_ratio - mean)
 

@@ -36,6 +36,7 @@ from rlfound._validation import (
     check_tabular_mdp,
     check_unit_interval,
     finite_output,
+    renamed_keywords,
 )
 
 __all__ = [
@@ -634,7 +635,7 @@ def _check_value_iteration(
     reward: Any,
     gamma: Any,
     terminal: Any,
-    tol: Any,
+    tolerance: Any,
     max_iterations: Any,
 ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, float, int]:
     """The arguments of :func:`value_iteration`, checked and converted."""
@@ -647,23 +648,24 @@ def _check_value_iteration(
         "the shape of transition (S, A, S)",
     )
     gamma = check_unit_interval(gamma, "gamma")
-    tol = check_positive_real(tol, "tol")
+    tolerance = check_positive_real(tolerance, "tolerance")
     max_iterations = check_size(
         check_positive_int(max_iterations, "max_iterations"),
         "max_iterations",
         MAX_ITERATIONS,
         "iterations",
     )
-    return transition, reward, gamma, terminal, tol, max_iterations
+    return transition, reward, gamma, terminal, tolerance, max_iterations
 
 
 @finite_output()
+@renamed_keywords(tol="tolerance", since="0.1.0")
 def value_iteration(
     transition: ArrayLike,
     reward: ArrayLike,
     gamma: float,
     terminal: ArrayLike | None = None,
-    tol: float = 1e-10,
+    tolerance: float = 1e-10,
     max_iterations: int = 100_000,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Optimal values of a tabular MDP by value iteration, and a greedy (optimal) policy.
@@ -673,10 +675,10 @@ def value_iteration(
         q*(s, a) = Σ_{s'} P(s' | s, a) [R(s, a, s') + γ max_{a'} q*(s', a')],
 
     with q* = 0 in terminal states (nothing is earned after the end). Value iteration applies
-    the right-hand side to q = 0 until no entry changes by more than ``tol``; then
+    the right-hand side to q = 0 until no entry changes by more than ``tolerance``; then
     v*(s) = max_a q*(s, a), and a policy is optimal exactly when it puts all its probability on
     actions that attain the maximum. The returned policy splits its probability evenly among
-    the actions within ``10 * tol`` of the maximum (ties), so equally good actions are all
+    the actions within ``10 * tolerance`` of the maximum (ties), so equally good actions are all
     visible in it.
 
     For γ < 1 the update is a contraction and the iteration converges from any start. For
@@ -696,8 +698,9 @@ def value_iteration(
         Discount factor γ in [0, 1].
     terminal : array_like of bool or 0/1, shape (S,), optional
         Terminal states: worth 0, their rows ignored. Default: none.
-    tol : float, optional
-        Stop when an update changes no action value by more than ``tol`` (> 0).
+    tolerance : float, optional
+        Stop when an update changes no action value by more than ``tolerance`` (> 0). (Its
+        old name ``tol`` still works, with a ``DeprecationWarning``, until rlfound 0.3.0.)
     max_iterations : int, optional
         Largest number of updates before giving up (>= 1).
 
@@ -716,7 +719,7 @@ def value_iteration(
     ValueError
         If the arrays do not follow the tabular format (shapes, distribution rows in
         non-terminal states, finiteness), ``terminal`` is not a bool or 0/1 mask of shape (S,),
-        ``gamma`` is outside [0, 1], ``tol`` is not positive, ``max_iterations`` is not a
+        ``gamma`` is outside [0, 1], ``tolerance`` is not positive, ``max_iterations`` is not a
         positive integer, or the iteration has not converged after ``max_iterations`` updates
         (naming ``max_iterations``; with γ = 1 a cycle of positive reward has no finite value).
 
@@ -741,9 +744,9 @@ def value_iteration(
     >>> values, q[0], policy[0]
     (array([1.8, 2. , 0. ]), array([1. , 1.8]), array([0., 1.]))
     """
-    transition, reward, gamma, terminal, tol, max_iterations = (
+    transition, reward, gamma, terminal, tolerance, max_iterations = (
         _check_value_iteration(
-            transition, reward, gamma, terminal, tol, max_iterations
+            transition, reward, gamma, terminal, tolerance, max_iterations
         )
     )
 
@@ -758,17 +761,17 @@ def value_iteration(
         updated[terminal] = 0.0
         change = float(np.max(np.abs(updated - q_values)))
         q_values = updated
-        if change <= tol:
+        if change <= tolerance:
             break
     else:
         raise ValueError(
             "max_iterations must be enough for value iteration to converge "
-            f"to tol = {tol}; got {max_iterations} iterations and a last "
-            f"change of {change:.3g} (with gamma = 1, a cycle of live "
-            "states with positive reward has no finite optimal value)"
+            f"to tolerance = {tolerance}; got {max_iterations} iterations "
+            f"and a last change of {change:.3g} (with gamma = 1, a cycle of "
+            "live states with positive reward has no finite optimal value)"
         )
 
     values = np.where(live, q_values.max(axis=1), 0.0)
-    best = q_values >= q_values.max(axis=1, keepdims=True) - 10.0 * tol
+    best = q_values >= q_values.max(axis=1, keepdims=True) - 10.0 * tolerance
     policy = best / best.sum(axis=1, keepdims=True)
     return values, q_values, policy

@@ -59,10 +59,10 @@ def softmax_entropy(logits):
     # probability 0, which is the right answer, so the overflow is expected.
     with np.errstate(over="ignore"):
         shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
-    probs = np.exp(log_probs)
+    logprobs = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+    probs = np.exp(logprobs)
     # 0 log 0 = 0: never multiply a zero probability by its (possibly infinite) logarithm.
-    p_log_p = np.where(probs > 0.0, probs * np.where(probs > 0.0, log_probs, 0.0), 0.0)
+    p_log_p = np.where(probs > 0.0, probs * np.where(probs > 0.0, logprobs, 0.0), 0.0)
     return -p_log_p.sum(axis=-1) + 0.0
     ### END SOLUTION
 
@@ -97,9 +97,9 @@ def softmax_entropy_gradient(logits):
     logits = np.asarray(logits, dtype=np.float64)
     with np.errstate(over="ignore"):
         shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
-    probs = np.exp(log_probs)
-    p_log_p = np.where(probs > 0.0, probs * np.where(probs > 0.0, log_probs, 0.0), 0.0)
+    logprobs = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+    probs = np.exp(logprobs)
+    p_log_p = np.where(probs > 0.0, probs * np.where(probs > 0.0, logprobs, 0.0), 0.0)
     # -pi (log pi + H) = -(pi log pi) - pi H; both terms are exactly 0 where pi = 0.
     return -p_log_p - probs * entropy + 0.0
     ### END SOLUTION

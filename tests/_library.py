@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 
 import rlfound
 
@@ -24,3 +25,14 @@ def public_module(obj) -> str:
     parts = obj.__module__.split(".")
     private = [index for index, part in enumerate(parts) if part.startswith("_")]
     return ".".join(parts[: private[0]] if private else parts)
+
+
+def public_functions():
+    """``(rlfound.<module>.<name>, function)`` for every function in a public module's
+    ``__all__`` (classes and constants left out), for the tests that hold every public
+    function to a rule."""
+    for module in MODULES:
+        for name in module.__all__:
+            value = getattr(module, name)
+            if inspect.isfunction(value):
+                yield f"{module.__name__}.{name}", value

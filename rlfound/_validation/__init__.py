@@ -10,7 +10,8 @@ limits, tolerances) and :mod:`~rlfound._validation.guard` the finite-output guar
 :mod:`~rlfound._validation.arrays` checks arrays, scalars, masks, indices and generators;
 :mod:`~rlfound._validation.models` checks the small models the book solves exactly (reward
 processes, tabular MDPs and policies, episodes, POMDPs); :mod:`~rlfound._validation.messages`
-holds the parts of a message that point at the first bad entry, and :func:`raise_first`.
+holds the parts of a message that point at the first bad entry, and :func:`raise_first`;
+:mod:`~rlfound._validation.renames` keeps a renamed keyword working for one release.
 """
 
 from rlfound._validation.arrays import *  # noqa: F403
@@ -23,5 +24,7 @@ from rlfound._validation.messages import *  # noqa: F403
 from rlfound._validation.messages import __all__ as _messages
 from rlfound._validation.models import *  # noqa: F403
 from rlfound._validation.models import __all__ as _models
+from rlfound._validation.renames import *  # noqa: F403
+from rlfound._validation.renames import __all__ as _renames
 
-__all__ = [*_arrays, *_guard, *_limits, *_messages, *_models]
+__all__ = [*_arrays, *_guard, *_limits, *_messages, *_models, *_renames]

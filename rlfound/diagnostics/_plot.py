@@ -209,7 +209,8 @@ def plot_history(
         Panels per row, >= 1. Default 3.
     steps : array_like, shape (S,), optional
         The x value of each table (optimizer steps), when every run has S tables. Default
-        0, 1, 2, ...
+        0, 1, 2, ... These are the step values themselves, not a count of steps (which the
+        library calls ``num_steps``).
 
     Returns
     -------

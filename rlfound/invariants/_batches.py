@@ -4,7 +4,7 @@ log-probability function (5), a training step (9).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,44 @@ from ._cases import (
 from ._kit import InvariantCheck, _Case, _check_common, _plain, _result
 
 # --- 4 and 10: from episodes to a batch ---------------------------------------------------------
+
+
+def _built_cases(
+    build_fn: Any,
+    rng: Any,
+    num_cases: Any,
+    invariant: int,
+    **episodes_options: Any,
+) -> Iterator[
+    tuple[_Case, Mapping, Iterator[tuple[int, Mapping, int, int]]]
+]:
+    """The cases of a batch-builder check, its arguments checked first (``build_fn``, then
+    ``rng`` and ``num_cases``): for each, the case, the batch ``build_fn`` built from fresh
+    episodes (``episodes_options`` go to the generator), and per row ``(row, episode, start,
+    stop)``, the episode of the row and its block of columns."""
+    build_fn = check_callable(build_fn, "build_fn")
+    rng, num_cases = _check_common(rng, num_cases)
+
+    def cases():
+        for index in range(num_cases):
+            episodes = _episodes(rng, **episodes_options)
+            case = _Case(
+                invariant, index, num_cases, f"{len(episodes)} episode(s)"
+            )
+            batch = _built_batch(case, build_fn, episodes)
+            # Lazily: a row's block is read when the check reaches the row.
+            rows = (
+                (row, episode, *_row_block(batch, row))
+                for row, episode in enumerate(episodes)
+            )
+            yield case, batch, rows
+
+    return cases()
+
+
+def _exact_result(sizes: list[int]) -> InvariantCheck:
+    """The result of a check whose comparisons are exact: every case's error is 0."""
+    return _result([0.0] * len(sizes), sizes)
 
 
 @finite_output()
@@ -86,17 +124,12 @@ def check_no_retokenization(
     >>> check_no_retokenization(contract.build_batch, rng=0, num_cases=3).max_error
     0.0
     """
-    build_fn = check_callable(build_fn, "build_fn")
-    rng, num_cases = _check_common(rng, num_cases)
-
-    errors, sizes = [], []
-    for index in range(num_cases):
-        episodes = _episodes(rng, adversarial=True)
-        case = _Case(4, index, num_cases, f"{len(episodes)} episode(s)")
-        batch = _built_batch(case, build_fn, episodes)
+    sizes = []
+    for case, batch, rows in _built_cases(
+        build_fn, rng, num_cases, 4, adversarial=True
+    ):
         count = 0
-        for row, episode in enumerate(episodes):
-            start, stop = _row_block(batch, row)
+        for row, episode, start, stop in rows:
             for segment in episode["segments"]:
                 if segment["kind"] != "policy":
                     continue
@@ -124,9 +157,8 @@ def check_no_retokenization(
                         "log-probabilities must be the sampler's, stored with the tokens, never "
                         "recomputed"
                     )
-        errors.append(0.0)
         sizes.append(count)
-    return _result(errors, sizes)
+    return _exact_result(sizes)
 
 
 def _segment_offset(episode: Mapping, target: Mapping) -> int:
@@ -187,18 +219,11 @@ def check_event_order(
     >>> check_event_order(contract.build_batch, rng=0, num_cases=3).max_error
     0.0
     """
-    build_fn = check_callable(build_fn, "build_fn")
-    rng, num_cases = _check_common(rng, num_cases)
-
-    errors, sizes = [], []
-    for index in range(num_cases):
-        episodes = _episodes(rng)
-        case = _Case(10, index, num_cases, f"{len(episodes)} episode(s)")
-        batch = _built_batch(case, build_fn, episodes)
+    sizes = []
+    for case, batch, rows in _built_cases(build_fn, rng, num_cases, 10):
         count = 0
-        for row, episode in enumerate(episodes):
+        for row, episode, start, stop in rows:
             truth = _expected_row(episode)
-            start, stop = _row_block(batch, row)
             tokens = batch["input_ids"][row, start:stop]
             count += tokens.size
             if (
@@ -244,7 +269,7 @@ def check_event_order(
                 (
                     "old_logprobs",
                     batch["old_logprobs"][row, targets],
-                    truth["logprob"],
+                    truth["logprobs"],
                 ),
                 ("policy_version", version, truth["version"]),
             ):
@@ -270,9 +295,8 @@ def check_event_order(
                     f"rewards[{row}, {turn}] is {_plain(rewards[turn])}, but turn {turn} of the "
                     f"episode earned {_plain(want[turn])} (the episode has {k} turns)"
                 )
-        errors.append(0.0)
         sizes.append(count)
-    return _result(errors, sizes)
+    return _exact_result(sizes)
 
 
 # --- 5: unit ratios -----------------------------------------------------------------------------
@@ -545,7 +569,7 @@ def check_old_logprobs_immutable(
         cases.append(
             {key: np.array(value, copy=True) for key, value in given.items()}
         )
-    errors, sizes = [], []
+    sizes = []
     for index, current in enumerate(cases):
         case = _Case(
             9,
@@ -602,6 +626,5 @@ def check_old_logprobs_immutable(
                 "the sampler's record, for example they are computed against a detached copy "
                 "of the current log-probabilities, so every ratio is 1 and the clip is off"
             )
-        errors.append(0.0)
         sizes.append(int(trained.sum()))
-    return _result(errors, sizes)
+    return _exact_result(sizes)

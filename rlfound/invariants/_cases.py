@@ -193,7 +193,7 @@ def _episodes(
 def _expected_row(episode: Mapping) -> dict[str, np.ndarray]:
     """The per-token truth of one episode: tokens, and for token q (q >= 1, the target of
     prediction q - 1) whether the trained policy made it, its turn, log-probability, version."""
-    tokens, policy, turn, logprob, version = [], [], [], [], []
+    tokens, policy, turn, logprobs, version = [], [], [], [], []
     k = 0
     for segment in episode["segments"]:
         n = len(segment["tokens"])
@@ -201,14 +201,14 @@ def _expected_row(episode: Mapping) -> dict[str, np.ndarray]:
         is_policy = segment["kind"] == "policy"
         policy += [is_policy] * n
         turn += [k if is_policy else -1] * n
-        logprob += list(segment["logprobs"]) if is_policy else [0.0] * n
+        logprobs += list(segment["logprobs"]) if is_policy else [0.0] * n
         version += [segment["version"] if is_policy else -1] * n
         k += is_policy
     return {
         "tokens": np.array(tokens),
         "policy": np.array(policy[1:], dtype=bool),
         "turn": np.array(turn[1:]),
-        "logprob": np.array(logprob[1:]),
+        "logprobs": np.array(logprobs[1:]),
         "version": np.array(version[1:]),
         "rewards": np.array(episode["rewards"], dtype=np.float64),
     }

@@ -4,6 +4,8 @@ surrogates of the policy-gradient objective on a random MDP that chapters 5 and 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -40,10 +42,29 @@ def state_action_power_series(transition, reward, policy, terminal, gamma):
 GAMMA = 0.9
 
 
-def random_problem(seed):
+class SurrogateProblem(NamedTuple):
+    """A random MDP's logits θ and, at their policy π, what the surrogates read."""
+
+    logits: np.ndarray
+    policy: np.ndarray
+    occupancy: np.ndarray  # d_π
+    advantages: np.ndarray  # A_π
+    objective: Callable[[np.ndarray], float]  # J as a function of the logits
+
+
+def random_problem(seed) -> SurrogateProblem:
+    """A random MDP (4 states, 3 actions, one terminal) and logits, as a SurrogateProblem."""
     rng = np.random.default_rng(seed)
     transition, reward, _, terminal, initial = random_mdp(rng, 4, 3, num_terminal=1)
-    return transition, reward, terminal, initial, rng.normal(size=(4, 3))
+    logits = rng.normal(size=(4, 3))
+    policy = softmax_rows(logits)
+    return SurrogateProblem(
+        logits,
+        policy,
+        occupancy_by_propagation(transition, policy, terminal, initial),
+        advantages(transition, reward, policy, terminal),
+        lambda x: objective(x, transition, reward, terminal, initial),
+    )
 
 
 def objective(logits, transition, reward, terminal, initial):

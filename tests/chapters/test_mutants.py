@@ -181,7 +181,7 @@ MUTANTS = [
         "log-of-the-softmax",
         (
             (
-                "p_log_p = np.where(probs > 0.0, probs * np.where(probs > 0.0, log_probs, 0.0),"
+                "p_log_p = np.where(probs > 0.0, probs * np.where(probs > 0.0, logprobs, 0.0),"
                 " 0.0)",
                 "p_log_p = probs * np.log(probs)",
             ),

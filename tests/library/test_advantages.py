@@ -25,6 +25,7 @@ from rlfound.advantages import (
 from rlfound.returns import discounted_returns, packed_discounted_returns
 from tests.oracles import (
     episode_segments,
+    fold_truncations,
     gae_loop,
     k_step_loop,
     packed_batches,
@@ -236,16 +237,7 @@ def test_packed_gae_ignores_next_values_at_terminated_steps(batch, gamma, lam):
 @given(batch=packed_batches(), gamma=unit, lam=unit)
 def test_packed_gae_folds_a_truncation_into_its_reward(batch, gamma, lam):
     # A truncated step is a terminated one whose reward also carries γ V(final observation).
-    rewards, values, next_values, terminated, truncated = batch
-    folded = packed_gae(
-        rewards + gamma * np.where(truncated, next_values, 0.0),
-        values,
-        next_values,
-        terminated | truncated,
-        np.zeros_like(truncated),
-        gamma,
-        lam,
-    )
+    folded = packed_gae(*fold_truncations(*batch, gamma), gamma, lam)
     np.testing.assert_allclose(packed_gae(*batch, gamma, lam), folded, rtol=1e-12, atol=1e-12)
 
 

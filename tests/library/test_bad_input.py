@@ -132,7 +132,7 @@ VALID: dict[Any, dict[str, Any]] = {
         "baseline": 0.0,
     },
     **{
-        function: {"action_rewards": Q, "steps": 2, "batch_size": 4, "lr": 0.2, "rng": 0}
+        function: {"action_rewards": Q, "num_steps": 2, "batch_size": 4, "lr": 0.2, "rng": 0}
         for function in (bandits.reinforce_bandit_history, bandits.reinforce_bandit)
     },
     importance.importance_ratios: {
@@ -307,6 +307,32 @@ LAM_FUNCTIONS = [advantages.gae_recursive, advantages.gae_explicit, advantages.p
 RNG = "rng must be a numpy.random.Generator, a non-negative integer seed or None; got "
 TOO_MANY = "must keep the exact enumeration to at most 1000000 items; got "
 
+
+def _both_flags_case(function):
+    """A step both terminated and truncated: the packed-stream functions share the check."""
+    return case(
+        function,
+        "truncated",
+        "truncated must be False where terminated is True (a step either ends in a true "
+        "terminal state or is cut by a time limit); got both True at index (1, 2)",
+        terminated=BOTH,
+        truncated=BOTH,
+    )
+
+
+def _impossible_first_observation_case(function):
+    """A first observation the prior rules out: both belief functions share the check."""
+    return case(
+        function,
+        "initial_observation",
+        "initial_observation must have positive probability under the prior; "
+        "got observation 1, which has probability 0",
+        prior=[1.0, 0.0],
+        observation_model=PERFECT,
+        initial_observation=1,
+    )
+
+
 CASES = [
     # gamma and lam, everywhere
     *[case(f, "gamma", "gamma must be in [0, 1]; got 1.5", gamma=1.5) for f in GAMMA_FUNCTIONS],
@@ -436,14 +462,7 @@ CASES = [
         "truncated must be a boolean (or 0/1) mask; got 0.5 at index (0, 0)",
         truncated=np.full((2, 4), 0.5),
     ),
-    case(
-        returns.packed_discounted_returns,
-        "truncated",
-        "truncated must be False where terminated is True (a step either ends in a true "
-        "terminal state or is cut by a time limit); got both True at index (1, 2)",
-        terminated=BOTH,
-        truncated=BOTH,
-    ),
+    _both_flags_case(returns.packed_discounted_returns),
     # distributions
     case(
         distributions.softmax,
@@ -806,8 +825,8 @@ CASES = [
                 "action_rewards must have at least 1 action; got shape (0,)",
                 action_rewards=[],
             ),
-            case(f, "steps", "steps must be a positive integer; got 0", steps=0),
-            case(f, "steps", "steps must be a positive integer; got 2.5", steps=2.5),
+            case(f, "num_steps", "num_steps must be a positive integer; got 0", num_steps=0),
+            case(f, "num_steps", "num_steps must be a positive integer; got 2.5", num_steps=2.5),
             case(f, "batch_size", "batch_size must be a positive integer; got -1", batch_size=-1),
             case(
                 f,
@@ -1099,14 +1118,7 @@ CASES = [
         "terminated must be a rectangular array of numbers; got [[False], [True, False]]",
         terminated=[[False], [True, False]],
     ),
-    case(
-        advantages.packed_gae,
-        "truncated",
-        "truncated must be False where terminated is True (a step either ends in a true "
-        "terminal state or is cut by a time limit); got both True at index (1, 2)",
-        terminated=BOTH,
-        truncated=BOTH,
-    ),
+    _both_flags_case(advantages.packed_gae),
     # tokens
     case(
         tokens.enumerate_sequences,
@@ -1420,15 +1432,7 @@ CASES = [
         observations=[0, 1],
         observation_model=PERFECT,
     ),
-    case(
-        pomdp.belief_filter,
-        "initial_observation",
-        "initial_observation must have positive probability under the prior; "
-        "got observation 1, which has probability 0",
-        prior=[1.0, 0.0],
-        observation_model=PERFECT,
-        initial_observation=1,
-    ),
+    _impossible_first_observation_case(pomdp.belief_filter),
     case(
         pomdp.belief_by_enumeration,
         "observations",
@@ -1445,15 +1449,7 @@ CASES = [
         actions=[0] * 20,
         observations=[0] * 20,
     ),
-    case(
-        pomdp.belief_by_enumeration,
-        "initial_observation",
-        "initial_observation must have positive probability under the prior; "
-        "got observation 1, which has probability 0",
-        prior=[1.0, 0.0],
-        observation_model=PERFECT,
-        initial_observation=1,
-    ),
+    _impossible_first_observation_case(pomdp.belief_by_enumeration),
     # episodes
     *[
         row

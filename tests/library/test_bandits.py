@@ -139,7 +139,7 @@ def test_reinforce_gradient_estimate_with_a_constant_baseline_is_exactly_unbiase
 
 
 def test_reinforce_bandit_history_starts_at_zero_and_has_one_row_per_step():
-    history = reinforce_bandit_history(CHAPTER_BANDIT, steps=7, batch_size=4, rng=0)
+    history = reinforce_bandit_history(CHAPTER_BANDIT, num_steps=7, batch_size=4, rng=0)
     assert history.shape == (8, 3)
     np.testing.assert_array_equal(history[0], 0.0)
 

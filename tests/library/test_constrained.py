@@ -317,7 +317,7 @@ def test_a_flipped_penalty_in_the_policy_loss_diverges():
 def test_the_library_step_reproduces_the_trainer_loop():
     oracle = bandit_oracle(DEPLOY_UTILITY, DEPLOY_VIOLATION)
     history = constrained.primal_dual(oracle, np.zeros(4), 0.0, 0.01, 1.0, 10.0, num_steps=500)
-    nus, costs = loss_minimizing_trainer(1.0, 1.0, steps=500)
+    nus, costs = loss_minimizing_trainer(1.0, 1.0, num_steps=500)
     np.testing.assert_allclose(history.multipliers[1:], nus, atol=1e-9)
     np.testing.assert_allclose(history.cost_values[:-1], costs, atol=1e-12)
 

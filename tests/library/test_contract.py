@@ -703,17 +703,20 @@ def test_packing_changes_no_loss(episodes, seed):
     assert by_segment == pytest.approx(per_sequence, rel=1e-13, abs=1e-15)
 
 
+#: Two sequences packed by hand: tokens 5 6 7 (one action, version 3) and 4 8 (version 2).
+HAND_PACKED = {
+    "cu_seqlens": [0, 3, 5],
+    "input_ids": [5, 6, 7, 4, 8],
+    "action_mask": [0, 1, 0, 1, 0],
+    "old_logprobs": [0, -0.5, 0, -1.0, 0],
+    "turn_ids": [-1, 0, -1, 0, -1],
+    "policy_version": [-1, 3, -1, 2, -1],
+    "rewards": [[1.0], [0.0]],
+}
+
+
 def test_unpack_of_a_hand_packed_stream():
-    packed = {
-        "cu_seqlens": [0, 3, 5],
-        "input_ids": [5, 6, 7, 4, 8],
-        "action_mask": [0, 1, 0, 1, 0],
-        "old_logprobs": [0, -0.5, 0, -1.0, 0],
-        "turn_ids": [-1, 0, -1, 0, -1],
-        "policy_version": [-1, 3, -1, 2, -1],
-        "rewards": [[1.0], [0.0]],
-    }
-    padded = contract.unpack(packed, length=4, padding_side="left")
+    padded = contract.unpack(HAND_PACKED, length=4, padding_side="left")
     np.testing.assert_array_equal(padded["input_ids"], [[0, 5, 6, 7], [0, 0, 4, 8]])
     np.testing.assert_array_equal(padded["old_logprobs"], [[0, 0, -0.5], [0, 0, -1.0]])
     np.testing.assert_array_equal(padded["policy_version"], [[-1, -1, 3], [-1, -1, 2]])
@@ -733,16 +736,7 @@ def test_unpack_of_a_hand_packed_stream():
     ],
 )
 def test_unpack_rejects_an_inconsistent_stream(change, message):
-    packed = {
-        "cu_seqlens": [0, 3, 5],
-        "input_ids": [5, 6, 7, 4, 8],
-        "action_mask": [0, 1, 0, 1, 0],
-        "old_logprobs": [0, -0.5, 0, -1.0, 0],
-        "turn_ids": [-1, 0, -1, 0, -1],
-        "policy_version": [-1, 3, -1, 2, -1],
-        "rewards": [[1.0], [0.0]],
-        **change,
-    }
+    packed = {**HAND_PACKED, **change}
     with pytest.raises(ValueError) as error:
         contract.unpack(packed)
     assert str(error.value).startswith(message)

@@ -103,6 +103,12 @@ TARGET = np.array([0.25, 0.75])
 BEHAVIOR = np.array([0.8, 0.2])
 LOGGED = np.array([0, 1, 1, 0])
 LOGGED_REWARDS = np.array([1.0, 3.0, 3.0, 1.0])
+LOGGED_DATA = {
+    "actions": LOGGED,
+    "rewards": LOGGED_REWARDS,
+    "target_probs": TARGET,
+    "behavior_probs": BEHAVIOR,
+}
 
 
 def squares(x):
@@ -175,12 +181,26 @@ EXAMPLES = [
     ),
     Example(
         bandits.reinforce_bandit_history,
-        {"action_rewards": Q, "steps": 5, "batch_size": 4, "lr": 0.5, "baseline": "mean", "rng": 3},
+        {
+            "action_rewards": Q,
+            "num_steps": 5,
+            "batch_size": 4,
+            "lr": 0.5,
+            "baseline": "mean",
+            "rng": 3,
+        },
         ARRAY,
     ),
     Example(
         bandits.reinforce_bandit,
-        {"action_rewards": Q, "steps": 5, "batch_size": 4, "lr": 0.5, "baseline": "none", "rng": 3},
+        {
+            "action_rewards": Q,
+            "num_steps": 5,
+            "batch_size": 4,
+            "lr": 0.5,
+            "baseline": "none",
+            "rng": 3,
+        },
         (ARRAY, ARRAY),
     ),
     # importance
@@ -189,26 +209,10 @@ EXAMPLES = [
         {"actions": LOGGED, "target_probs": TARGET, "behavior_probs": BEHAVIOR},
         ARRAY,
     ),
-    Example(
-        importance.off_policy_value,
-        {
-            "actions": LOGGED,
-            "rewards": LOGGED_REWARDS,
-            "target_probs": TARGET,
-            "behavior_probs": BEHAVIOR,
-        },
-        FLOAT,
-    ),
-    Example(
-        importance.weighted_off_policy_value,
-        {
-            "actions": LOGGED,
-            "rewards": LOGGED_REWARDS,
-            "target_probs": TARGET,
-            "behavior_probs": BEHAVIOR,
-        },
-        FLOAT,
-    ),
+    *[
+        Example(function, dict(LOGGED_DATA), FLOAT)
+        for function in (importance.off_policy_value, importance.weighted_off_policy_value)
+    ],
     Example(
         importance.importance_sampling_variance,
         {
@@ -301,30 +305,21 @@ EXAMPLES = [
         },
         ARRAY,
     ),
-    Example(
-        pomdp.belief_filter,
-        {
-            "prior": np.array([0.5, 0.5]),
-            "actions": np.array([1, 0]),
-            "observations": np.array([1, 1]),
-            "transition": DOOR,
-            "observation_model": SENSOR,
-            "initial_observation": 0,
-        },
-        ARRAY,
-    ),
-    Example(
-        pomdp.belief_by_enumeration,
-        {
-            "prior": np.array([0.5, 0.5]),
-            "actions": np.array([1, 0]),
-            "observations": np.array([1, 1]),
-            "transition": DOOR,
-            "observation_model": SENSOR,
-            "initial_observation": 0,
-        },
-        ARRAY,
-    ),
+    *[
+        Example(
+            function,
+            {
+                "prior": np.array([0.5, 0.5]),
+                "actions": np.array([1, 0]),
+                "observations": np.array([1, 1]),
+                "transition": DOOR,
+                "observation_model": SENSOR,
+                "initial_observation": 0,
+            },
+            ARRAY,
+        )
+        for function in (pomdp.belief_filter, pomdp.belief_by_enumeration)
+    ],
     # episodes
     Example(
         episodes.sample_episodes,

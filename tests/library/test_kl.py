@@ -37,13 +37,13 @@ def log_softmax_by_hand(logits):
     return np.log(softmax_rows(logits))
 
 
-def estimator_by_hand(name, logp, ref):
+def estimator_by_hand(name, logprobs, ref):
     """k1, k2, k3 of one token, from Schulman's definitions with the ratio π_ref / π."""
-    ratio = math.exp(ref - logp)
+    ratio = math.exp(ref - logprobs)
     if name == "k1":
-        return logp - ref
+        return logprobs - ref
     if name == "k2":
-        return 0.5 * (logp - ref) ** 2
+        return 0.5 * (logprobs - ref) ** 2
     return ratio - 1.0 - math.log(ratio)
 
 
@@ -184,10 +184,10 @@ def test_estimators_equal_their_definitions(name):
 
 
 def test_estimators_by_hand():
-    logp, ref = np.log([0.5, 0.5]), np.log([0.25, 1.0])
-    np.testing.assert_allclose(kl.k1(logp, ref), [math.log(2), -math.log(2)])
-    np.testing.assert_allclose(kl.k2(logp, ref), [0.5 * math.log(2) ** 2] * 2)
-    np.testing.assert_allclose(kl.k3(logp, ref), [0.5 - 1 + math.log(2), 2 - 1 - math.log(2)])
+    logprobs, ref = np.log([0.5, 0.5]), np.log([0.25, 1.0])
+    np.testing.assert_allclose(kl.k1(logprobs, ref), [math.log(2), -math.log(2)])
+    np.testing.assert_allclose(kl.k2(logprobs, ref), [0.5 * math.log(2) ** 2] * 2)
+    np.testing.assert_allclose(kl.k3(logprobs, ref), [0.5 - 1 + math.log(2), 2 - 1 - math.log(2)])
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -238,19 +238,19 @@ def test_k3_underestimates_when_the_policy_drops_part_of_the_reference_support()
 def test_k3_is_accurate_when_the_log_probabilities_nearly_agree():
     decimal.getcontext().prec = 50
     for gap in (1e-3, 1e-6, 1e-9, 3e-12, -2e-7, 0.3, -0.4, 0.49, 0.51, 5.0, -20.0):
-        ref, logp = -30.0, -30.0 - gap  # ref - logp = gap (up to the rounding of logp)
-        u = decimal.Decimal(ref) - decimal.Decimal(logp)
+        ref, logprobs = -30.0, -30.0 - gap  # ref - logprobs = gap (up to the rounding of logprobs)
+        u = decimal.Decimal(ref) - decimal.Decimal(logprobs)
         exact = float(u.exp() - 1 - u)
-        assert kl.k3([logp], [ref])[0] == pytest.approx(exact, rel=1e-13)
+        assert kl.k3([logprobs], [ref])[0] == pytest.approx(exact, rel=1e-13)
 
 
 def test_k3_refuses_a_ratio_that_overflows_but_not_at_a_masked_position():
-    logp, ref = np.array([-800.0, -1.0]), np.array([0.0, -1.0])
+    logprobs, ref = np.array([-800.0, -1.0]), np.array([0.0, -1.0])
     with pytest.raises(ValueError, match=r"^ref_logprobs must not make"):
-        kl.k3(logp, ref)
-    np.testing.assert_array_equal(kl.k3(logp, ref, mask=[False, True]), [0.0, 0.0])
-    assert kl.k1(logp, ref)[0] == -800.0  # k1 and k2 stay finite
-    assert np.isfinite(kl.k2(logp, ref)).all()
+        kl.k3(logprobs, ref)
+    np.testing.assert_array_equal(kl.k3(logprobs, ref, mask=[False, True]), [0.0, 0.0])
+    assert kl.k1(logprobs, ref)[0] == -800.0  # k1 and k2 stay finite
+    assert np.isfinite(kl.k2(logprobs, ref)).all()
 
 
 @given(batch=token_logprob_pairs())
@@ -286,10 +286,10 @@ def test_masked_positions_contribute_exactly_zero(name, batch, data):
 
 
 def test_masks_may_be_bool_or_zero_one():
-    logp, ref = np.log([0.5, 0.5, 0.2]), np.log([0.25, 0.5, 0.5])
-    as_bool = kl.k3(logp, ref, np.array([True, False, True]))
-    np.testing.assert_array_equal(as_bool, kl.k3(logp, ref, [1, 0, 1]))
-    np.testing.assert_array_equal(as_bool, kl.k3(logp, ref, [1.0, 0.0, 1.0]))
+    logprobs, ref = np.log([0.5, 0.5, 0.2]), np.log([0.25, 0.5, 0.5])
+    as_bool = kl.k3(logprobs, ref, np.array([True, False, True]))
+    np.testing.assert_array_equal(as_bool, kl.k3(logprobs, ref, [1, 0, 1]))
+    np.testing.assert_array_equal(as_bool, kl.k3(logprobs, ref, [1.0, 0.0, 1.0]))
 
 
 def test_estimators_refuse_positive_log_probabilities_and_mismatched_shapes():
@@ -303,17 +303,17 @@ def test_estimators_refuse_positive_log_probabilities_and_mismatched_shapes():
 
 
 def test_sequence_kl_sums_or_averages_the_counted_tokens():
-    logp = np.log([[0.5, 0.5, 0.5], [0.9, 0.8, 0.7]])
+    logprobs = np.log([[0.5, 0.5, 0.5], [0.9, 0.8, 0.7]])
     ref = np.log([[0.25, 0.5, 1.0], [0.3, 0.6, 0.2]])
     mask = np.array([[1, 1, 0], [1, 1, 1]], dtype=bool)
     for name in ESTIMATORS:
-        per_token = ESTIMATORS[name](logp, ref, mask)
-        np.testing.assert_allclose(kl.sequence_kl(logp, ref, mask, name), per_token.sum(axis=1))
+        per_token = ESTIMATORS[name](logprobs, ref, mask)
+        np.testing.assert_allclose(kl.sequence_kl(logprobs, ref, mask, name), per_token.sum(axis=1))
         np.testing.assert_allclose(
-            kl.sequence_kl(logp, ref, mask, name, length_normalized=True),
+            kl.sequence_kl(logprobs, ref, mask, name, length_normalized=True),
             per_token.sum(axis=1) / np.array([2, 3]),
         )
-    assert type(kl.sequence_kl(logp[0], ref[0])) is float
+    assert type(kl.sequence_kl(logprobs[0], ref[0])) is float
 
 
 @pytest.mark.equation("eq-kl-chain-rule")
@@ -365,12 +365,12 @@ def test_naive_k1_on_behavior_samples_estimates_a_difference_of_two_kls():
 
 
 def test_importance_weighted_kl_equals_ratio_times_estimate_and_reduces_on_policy():
-    logp, ref, old = np.log([0.5, 0.2]), np.log([0.25, 0.4]), np.log([0.25, 0.1])
-    got = kl.importance_weighted_kl(logp, ref, old, "k3", mask=[1, 0])
-    assert got[0] == pytest.approx(2.0 * estimator_by_hand("k3", logp[0], ref[0]), rel=1e-14)
+    logprobs, ref, old = np.log([0.5, 0.2]), np.log([0.25, 0.4]), np.log([0.25, 0.1])
+    got = kl.importance_weighted_kl(logprobs, ref, old, "k3", mask=[1, 0])
+    assert got[0] == pytest.approx(2.0 * estimator_by_hand("k3", logprobs[0], ref[0]), rel=1e-14)
     assert got[1] == 0.0
     np.testing.assert_array_equal(
-        kl.importance_weighted_kl(logp, ref, logp.copy(), "k1"), kl.k1(logp, ref)
+        kl.importance_weighted_kl(logprobs, ref, logprobs.copy(), "k1"), kl.k1(logprobs, ref)
     )
 
 

@@ -259,14 +259,19 @@ def test_advantage_values_by_hand():
     np.testing.assert_allclose(advantage_values(*hand_mdp()), HAND_A, rtol=1e-14, atol=1e-15)
 
 
+@pytest.mark.parametrize(
+    ("values_fn", "power_series"),
+    [(state_values, live_state_values), (action_values, series_action_values)],
+    ids=["state-values-live-series", "action-values-state-action-series"],
+)
 @given(seed=seeds, gamma=discounts, num_terminal=st.integers(0, 2))
-def test_state_values_equal_the_live_power_series(seed, gamma, num_terminal):
+def test_values_equal_their_power_series(values_fn, power_series, seed, gamma, num_terminal):
     transition, reward, policy, terminal, _ = random_mdp(
         np.random.default_rng(seed), 4, 2, num_terminal
     )
     np.testing.assert_allclose(
-        state_values(transition, reward, policy, gamma, terminal),
-        live_state_values(transition, reward, policy, gamma, terminal),
+        values_fn(transition, reward, policy, gamma, terminal),
+        power_series(transition, reward, policy, gamma, terminal),
         atol=1e-10,
     )
 
@@ -279,18 +284,6 @@ def test_state_values_at_gamma_one_equal_the_enumerated_expected_return(seed):
         listed = episodes_by_hand(transition, reward, policy, np.eye(4)[start], 3, terminal)
         expected = sum(probability * sum(rewards) for probability, _, _, rewards in listed)
         assert values[start] == pytest.approx(expected, rel=1e-12, abs=1e-12)
-
-
-@given(seed=seeds, gamma=discounts, num_terminal=st.integers(0, 2))
-def test_action_values_equal_the_state_action_power_series(seed, gamma, num_terminal):
-    transition, reward, policy, terminal, _ = random_mdp(
-        np.random.default_rng(seed), 4, 2, num_terminal
-    )
-    np.testing.assert_allclose(
-        action_values(transition, reward, policy, gamma, terminal),
-        series_action_values(transition, reward, policy, gamma, terminal),
-        atol=1e-10,
-    )
 
 
 @given(seed=seeds, gamma=discounts)
@@ -327,14 +320,14 @@ def test_rows_of_terminal_states_are_ignored(function):
 # --- discounted_occupancy (chapter 5) ------------------------------------------------------------
 
 
-def occupancy_by_power_series(transition, policy, initial, gamma, terminal, steps=2000):
+def occupancy_by_power_series(transition, policy, initial, gamma, terminal, num_steps=2000):
     """Σ_t γ^t Pr(s_t = s), by propagating the state distribution step by step; an episode
     that enters a terminal state stops there (its mass leaves the sum)."""
     p_pi, _ = policy_average(transition, np.zeros(transition.shape), policy, terminal)
     live = ~terminal
     distribution = np.where(live, initial, 0.0)
     total = np.zeros(len(initial))
-    for t in range(steps):
+    for t in range(num_steps):
         total += gamma**t * distribution
         distribution = np.where(live, distribution @ p_pi, 0.0)
     return total

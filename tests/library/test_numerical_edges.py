@@ -36,6 +36,7 @@ from rlfound._validation import (
     check_enumeration_size,
     check_size,
 )
+from tests._library import public_functions
 
 
 def raises(message: str):
@@ -350,12 +351,12 @@ def _chain():
             "1000000000000000000",
         ),
         (
-            lambda: bandits.reinforce_bandit([0.0, 1.0], steps=HUGE, rng=0),
-            "steps must keep the call to at most 10000000 updates; got 1000000000000000000",
+            lambda: bandits.reinforce_bandit([0.0, 1.0], num_steps=HUGE, rng=0),
+            "num_steps must keep the call to at most 10000000 updates; got 1000000000000000000",
         ),
         (
-            lambda: bandits.reinforce_bandit_history([0.0, 1.0], steps=HUGE, rng=0),
-            "steps must keep the call to at most 10000000 updates; got 1000000000000000000",
+            lambda: bandits.reinforce_bandit_history([0.0, 1.0], num_steps=HUGE, rng=0),
+            "num_steps must keep the call to at most 10000000 updates; got 1000000000000000000",
         ),
         (
             lambda: tokens.enumerate_sequences(2, HUGE),
@@ -471,32 +472,12 @@ def test_the_readme_states_the_limits_and_tolerances_the_tests_check():
     assert (MAX_ENUMERATION, MAX_ARRAY_ENTRIES, MAX_ITERATIONS) == (10**6, 10**8, 10**7)
 
 
-def _public_functions():
-    import importlib
-    import inspect
-    import pkgutil
-
-    import rlfound
-
-    for info in pkgutil.iter_modules(rlfound.__path__, "rlfound."):
-        if info.name.rpartition(".")[2].startswith("_") or info.name in (
-            "rlfound.grading",
-            "rlfound.cli",
-        ):
-            continue
-        module = importlib.import_module(info.name)
-        for name in module.__all__:
-            value = getattr(module, name)
-            if inspect.isfunction(value):
-                yield f"{info.name}.{name}", value
-
-
 def test_every_public_function_carries_the_finite_output_guard():
     """A file split or a refactor can drop the decorator and nothing else notices: the fuzz
     test finds the overflow only when Hypothesis happens to draw it."""
     unguarded = [
         name
-        for name, function in _public_functions()
+        for name, function in public_functions()
         if getattr(function, "__code__", None) is not None
         and function.__code__.co_name != "guarded"
     ]

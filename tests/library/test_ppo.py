@@ -429,7 +429,7 @@ def test_total_loss_by_hand():
     )
 
 
-def _entropy_after_descent(sign, steps=40, lr=10.0):
+def _entropy_after_descent(sign, num_steps=40, lr=10.0):
     """Minimize L = L_policy + c_v L_value + sign * c_H H by gradient descent on the logits.
 
     The advantages are 0 and the value loss does not depend on the logits, so only the entropy
@@ -452,7 +452,7 @@ def _entropy_after_descent(sign, steps=40, lr=10.0):
 
     start = float(np.mean(categorical_entropy(logits)))
     theta = logits.ravel()
-    for _ in range(steps):
+    for _ in range(num_steps):
         theta = theta - lr * central_differences(total, theta)
     return start, float(np.mean(categorical_entropy(theta.reshape(logits.shape))))
 

@@ -128,3 +128,25 @@ def style_update_by_enumeration(probs, lengths, correct, group_size, mode, max_l
                 score = np.eye(num_styles)[s] - np.asarray(probs)
                 expected += p_styles * p_outcome * advantage * weights[i] * score
     return expected
+
+
+#: Chapter 8's multi-turn batch: one row per trajectory, the turn of each policy token and
+#: "O" for an observation token (the rest of a row is padding).
+MULTI_TURN_LAYOUT = (
+    (0, 0, "O", "O", "O", 1, 1, 1, 1, 1, 1, 1, 1),  # task 0: 2-token turn, verbose turn
+    (0, 0, "O", "O", 1, 1, "O", "O", 2, 2),  # task 0: three 2-token turns
+    (0, 0, 0, 0),  # task 0: one 4-token turn
+    (0, 0, 0),  # task 1: one 3-token turn
+)
+
+
+def layout_masks(layout, length=14):
+    """The (mask, turn_ids) arrays of rows laid out as in :data:`MULTI_TURN_LAYOUT`: mask 1 and
+    the turn at each policy token, mask 0 and turn -1 at observations and padding."""
+    mask = np.zeros((len(layout), length), dtype=int)
+    turns = np.full((len(layout), length), -1)
+    for i, row in enumerate(layout):
+        for j, cell in enumerate(row):
+            if cell != "O":
+                mask[i, j], turns[i, j] = 1, cell
+    return mask, turns

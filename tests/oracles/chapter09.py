@@ -43,14 +43,14 @@ def optimal_values_by_enumeration(transition, reward, gamma, terminal):
 
 
 def option_model_by_propagation(
-    transition, reward, policy, termination, gamma, terminal, tol=1e-14
+    transition, reward, policy, termination, gamma, terminal, tolerance=1e-14
 ):
     """(R_o, M_o) of an option by pushing probability mass forward step by step.
 
     From each start state, the mass that is still running is moved one step with the option's
     policy; the discounted reward of the step is collected, and the mass that arrives in a
     state where the option stops (with probability β there, always at a terminal state) is
-    added to M_o with weight γ^k. Stops when the running mass times γ^k is below ``tol``.
+    added to M_o with weight γ^k. Stops when the running mass times γ^k is below ``tolerance``.
     """
     transition = np.asarray(transition, dtype=np.float64)
     num_states = transition.shape[0]
@@ -63,7 +63,7 @@ def option_model_by_propagation(
         running = np.zeros(num_states)
         running[start] = 1.0
         discount = 1.0
-        while running.sum() * discount > tol:
+        while running.sum() * discount > tolerance:
             arrived = np.zeros(num_states)
             for s in np.flatnonzero(running):
                 for a in range(transition.shape[1]):

@@ -153,12 +153,12 @@ def episode_distribution_by_hand(transition, cost, policy, initial, terminal, ma
 # ---------------------------------------------------------------------------------------------
 
 
-def loss_minimizing_trainer(policy_sign=1.0, multiplier_sign=1.0, steps=3000):
+def loss_minimizing_trainer(policy_sign=1.0, multiplier_sign=1.0, num_steps=3000):
     """Chapter 11's loss-minimizing loop on the deployment bandit (budget 0.01, step sizes 1
     and 10), with the hand-written bandit gradient; a sign of -1 flips the penalty in the
     policy's loss or the multiplier's loss. Returns (multipliers, violation rates), per step."""
     theta, nu, nus, costs = np.zeros(4), 0.0, [], []
-    for _ in range(steps):
+    for _ in range(num_steps):
         j_c = bandit_objective_by_hand(theta, DEPLOY_VIOLATION)
         nu = max(0.0, nu + 10.0 * multiplier_sign * (j_c - 0.01))
         theta = theta + 1.0 * (

@@ -24,13 +24,13 @@ def markov_chains(draw, min_states=1, max_states=6):
     return transition, reward
 
 
-def power_series_values(transition, reward, gamma, tol=1e-15, max_terms=100_000):
+def power_series_values(transition, reward, gamma, tolerance=1e-15, max_terms=100_000):
     """v = Σ_n γ^n P^n r, summed until the terms are negligible (needs γ < 1 or absorption)."""
     total = np.zeros_like(reward, dtype=np.float64)
     term = np.asarray(reward, dtype=np.float64).copy()
     for _ in range(max_terms):
         total += term
-        if term.size == 0 or np.max(np.abs(term)) <= tol:
+        if term.size == 0 or np.max(np.abs(term)) <= tolerance:
             return total
         term = gamma * (transition @ term)
     raise AssertionError("power series did not converge")

@@ -94,3 +94,25 @@ def packed_returns_loop(rewards, next_values, terminated, truncated, gamma):
                 total = sum(gamma ** (k - t) * r[k] for k in range(t, stop))
                 out[index][t] = total + gamma ** (stop - t) * bootstrap
     return out
+
+
+def fold_truncations(rewards, values, next_values, terminated, truncated, gamma):
+    """The packed-stream arguments with every truncation folded into its reward
+    (eq-timeout-folding): a truncated step earns r_t + γ V(s_{t+1}) and then terminates."""
+    folded = rewards + gamma * np.where(truncated, next_values, 0.0)
+    return folded, values, next_values, terminated | truncated, np.zeros_like(truncated)
+
+
+def steps_to_truncation(terminated, truncated, next_values):
+    """For every step of an episode that a truncation cuts: k, the number of steps from it to
+    the cut step, and V, the value the cut step bootstraps from (next_values there). Steps of
+    the other episodes get k = 0 and V = 0, so a term c^k V is 0 there."""
+    k = np.zeros(terminated.shape, dtype=np.int64)
+    cut_value = np.zeros(terminated.shape)
+    for index in np.ndindex(*terminated.shape[:-1]):
+        for start, stop in episode_segments(terminated[index] | truncated[index]):
+            end = stop - 1
+            if truncated[index][end]:
+                k[index][start:stop] = end - np.arange(start, stop)
+                cut_value[index][start:stop] = next_values[index][end]
+    return k, cut_value

@@ -134,7 +134,7 @@ def test_batch_mean_advantage_is_the_scaled_leave_one_out_advantage(batch_size):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_batch_mean_run_is_the_leave_one_out_run_with_a_shorter_step(seed):
-    settings = dict(steps=STEPS, batch_size=BATCH_SIZE, rng=seed)
+    settings = dict(num_steps=STEPS, batch_size=BATCH_SIZE, rng=seed)
     mean_run = bandits.reinforce_bandit_history(BANDIT, lr=LR, baseline="mean", **settings)
     shorter = LR * (BATCH_SIZE - 1) / BATCH_SIZE
     loo_run = bandits.reinforce_bandit_history(
@@ -185,7 +185,12 @@ def best_arm_curves(action_rewards, baseline):
     curves = []
     for seed in SEEDS:
         logits = bandits.reinforce_bandit_history(
-            action_rewards, steps=STEPS, batch_size=BATCH_SIZE, lr=LR, baseline=baseline, rng=seed
+            action_rewards,
+            num_steps=STEPS,
+            batch_size=BATCH_SIZE,
+            lr=LR,
+            baseline=baseline,
+            rng=seed,
         )
         curves.append(softmax_rows(logits)[:, -1])
     return np.array(curves)
@@ -227,7 +232,7 @@ def test_reward_shift_derails_plain_reinforce(bandit_curves):
 @pytest.mark.parametrize("baseline", ["mean", "leave_one_out"])
 def test_baseline_runs_are_invariant_to_a_reward_shift(baseline):
     for seed in (0, 1, 2):
-        settings = dict(steps=STEPS, batch_size=BATCH_SIZE, lr=LR, baseline=baseline, rng=seed)
+        settings = dict(num_steps=STEPS, batch_size=BATCH_SIZE, lr=LR, baseline=baseline, rng=seed)
         plain = bandits.reinforce_bandit_history(BANDIT, **settings)
         shifted = bandits.reinforce_bandit_history(BANDIT + SHIFT, **settings)
         np.testing.assert_allclose(plain, shifted, rtol=0, atol=1e-10)

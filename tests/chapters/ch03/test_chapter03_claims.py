@@ -288,27 +288,32 @@ def variance_by_turns():
 
 
 @pytest.mark.slow
-def test_figure_variance_by_number_of_turns_matches_the_printed_table(variance_by_turns):
-    totals, _ = variance_by_turns
-    printed = {
-        "total": [0.25, 1.47, 4.61, 10.67, 20.65, 35.58, 56.48],
-        "to-go": [0.25, 1.13, 3.02, 6.27, 11.21, 18.19, 27.55],
-        "baseline": [0.12, 0.38, 0.78, 1.30, 1.94, 2.71, 3.60],
-    }
+@pytest.mark.parametrize(
+    ("table", "printed"),
+    [
+        (  # totals by number of turns, 1 to 7
+            0,
+            {
+                "total": [0.25, 1.47, 4.61, 10.67, 20.65, 35.58, 56.48],
+                "to-go": [0.25, 1.13, 3.02, 6.27, 11.21, 18.19, 27.55],
+                "baseline": [0.12, 0.38, 0.78, 1.30, 1.94, 2.71, 3.60],
+            },
+        ),
+        (  # per turn of the 7-turn episodes
+            1,
+            {
+                "total": [11.26, 8.03, 7.49, 7.40, 7.39, 7.40, 7.50],
+                "to-go": [11.26, 6.62, 4.39, 2.80, 1.58, 0.71, 0.19],
+                "baseline": [1.11, 0.76, 0.60, 0.47, 0.34, 0.22, 0.10],
+            },
+        ),
+    ],
+    ids=["by-number-of-turns", "by-turn"],
+)
+def test_figure_variance_matches_the_printed_table(variance_by_turns, table, printed):
+    computed = variance_by_turns[table]
     for form, row in printed.items():
-        np.testing.assert_allclose(totals[form], row, atol=0.006)
-
-
-@pytest.mark.slow
-def test_figure_variance_by_turn_matches_the_printed_table(variance_by_turns):
-    _, per_turn = variance_by_turns
-    printed = {
-        "total": [11.26, 8.03, 7.49, 7.40, 7.39, 7.40, 7.50],
-        "to-go": [11.26, 6.62, 4.39, 2.80, 1.58, 0.71, 0.19],
-        "baseline": [1.11, 0.76, 0.60, 0.47, 0.34, 0.22, 0.10],
-    }
-    for form, row in printed.items():
-        np.testing.assert_allclose(per_turn[form], row, atol=0.006)
+        np.testing.assert_allclose(computed[form], row, atol=0.006)
 
 
 @pytest.mark.slow

@@ -40,7 +40,7 @@ from tests.oracles import (
     TOKEN_BIGRAM,
     WORK,
     central_differences,
-    episode_segments,
+    fold_truncations,
     gae_from_deltas,
     linear_solve_values,
     packed_gae_loop,
@@ -49,6 +49,7 @@ from tests.oracles import (
     random_mdp,
     random_packed,
     softmax_rows,
+    steps_to_truncation,
     token_gradient_variance,
     token_task,
     trained_state_only_critic,
@@ -597,13 +598,7 @@ def test_folding_a_truncation_into_the_reward(seed, lam):
     gamma = 0.99
     direct = packed_gae_loop(rewards, values, next_values, terminated, truncated, gamma, lam)
     folded = packed_gae_loop(
-        rewards + gamma * truncated * next_values,
-        values,
-        next_values,
-        terminated | truncated,
-        np.zeros_like(truncated),
-        gamma,
-        lam,
+        *fold_truncations(rewards, values, next_values, terminated, truncated, gamma), gamma, lam
     )
     np.testing.assert_allclose(direct, folded, atol=1e-12)
 
@@ -618,13 +613,8 @@ def test_timeout_marked_terminal_loses_exactly_the_bootstrap_terms(seed):
     wrong = packed_gae_loop(
         rewards, values, next_values, terminated | truncated, np.zeros_like(truncated), gamma, lam
     )
-    predicted = np.zeros(rewards.shape)
-    for row in range(rewards.shape[0]):
-        for start, stop in episode_segments(terminated[row] | truncated[row]):
-            end = stop - 1
-            if truncated[row, end]:
-                for t in range(start, stop):
-                    predicted[row, t] = -gamma * (gamma * lam) ** (end - t) * next_values[row, end]
+    k, cut_value = steps_to_truncation(terminated, truncated, next_values)
+    predicted = -gamma * (gamma * lam) ** k * cut_value
     assert truncated.any()
     np.testing.assert_allclose(wrong - right, predicted, atol=1e-12)
 

@@ -35,7 +35,6 @@ from tests.oracles import (
     TESTED,
     TOKEN_BIGRAM,
     central_differences,
-    episode_segments,
     gae_from_deltas,
     hub_preference,
     packed_gae_loop,
@@ -44,6 +43,7 @@ from tests.oracles import (
     policy_average,
     random_packed,
     softmax_rows,
+    steps_to_truncation,
     token_gradient_variance,
     token_task,
     trained_state_only_critic,
@@ -200,13 +200,8 @@ def test_lambda_one_targets_lose_the_discounted_bootstrap(seed):
     marked = packed_returns_loop(
         rewards, next_values, terminated | truncated, np.zeros_like(truncated), gamma
     )
-    predicted = np.zeros(rewards.shape)
-    for row in range(rewards.shape[0]):
-        for start, stop in episode_segments(terminated[row] | truncated[row]):
-            end = stop - 1
-            if truncated[row, end]:
-                for t in range(start, stop):
-                    predicted[row, t] = -(gamma ** (end - t + 1)) * next_values[row, end]
+    k, cut_value = steps_to_truncation(terminated, truncated, next_values)
+    predicted = -(gamma ** (k + 1)) * cut_value
     assert truncated.any()
     np.testing.assert_allclose(marked - honored, predicted, atol=1e-12)
 

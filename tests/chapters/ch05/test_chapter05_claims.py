@@ -36,11 +36,11 @@ def objective(policy):
     return float(TASK.initial @ values)
 
 
-def occupancy_by_propagation(policy, steps=3000):
+def occupancy_by_propagation(policy, num_steps=3000):
     """Σ_t Pr(s_t = s) with γ = 1, by pushing the start distribution through P_π."""
     _, p_pi = linear_solve_values(TASK.transition, TASK.reward, policy, TASK.gamma, TASK.terminal)
     distribution, total = TASK.initial.copy(), np.zeros(5)
-    for _ in range(steps):
+    for _ in range(num_steps):
         total += np.where(LIVE, distribution, 0.0)
         distribution = np.where(LIVE, distribution, 0.0) @ p_pi
     return total

@@ -6,12 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.chapters._surrogates import (
-    advantages,
-    objective,
-    occupancy_by_propagation,
-    random_problem,
-)
+from tests.chapters._surrogates import random_problem
 from tests.oracles import (
     central_differences,
     softmax_rows,
@@ -20,11 +15,8 @@ from tests.oracles import (
 
 @pytest.mark.equation("eq-local-surrogate")
 def test_the_local_surrogate_has_the_objective_s_gradient_at_the_current_policy():
-    transition, reward, terminal, initial, logits = random_problem(1)
-    policy = softmax_rows(logits)
-    d = occupancy_by_propagation(transition, policy, terminal, initial)
-    advantage = advantages(transition, reward, policy, terminal)
-    j_now = objective(logits, transition, reward, terminal, initial)
+    logits, policy, d, advantage, objective = random_problem(1)
+    j_now = objective(logits)
 
     def surrogate(new_logits, weighted):
         new = softmax_rows(new_logits)
@@ -37,9 +29,7 @@ def test_the_local_surrogate_has_the_objective_s_gradient_at_the_current_policy(
     moved = logits + np.random.default_rng(2).normal(size=logits.shape)
     assert surrogate(moved, True) == pytest.approx(surrogate(moved, False), abs=1e-12)
     assert surrogate(logits, False) == pytest.approx(j_now, abs=1e-12)
-    gradient = central_differences(
-        lambda x: objective(x, transition, reward, terminal, initial), logits
-    )
+    gradient = central_differences(objective, logits)
     np.testing.assert_allclose(
         central_differences(lambda x: surrogate(x, False), logits), gradient, atol=1e-7
     )

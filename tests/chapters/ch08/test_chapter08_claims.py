@@ -21,9 +21,11 @@ import numpy as np
 import pytest
 
 from tests.oracles import (
+    MULTI_TURN_LAYOUT,
     REDUCTION_MODES,
     central_differences,
     hierarchical_by_loops,
+    layout_masks,
     reduce_by_loops,
     softmax_rows,
     style_update_by_enumeration,
@@ -198,18 +200,7 @@ def test_figure_crossings_at_two_tenths_and_four_tenths():
 
 def multi_turn_batch():
     """The chapter's four trajectories, laid out by hand (O: observation tokens)."""
-    rows = [
-        [0, 0, "O", "O", "O", 1, 1, 1, 1, 1, 1, 1, 1],  # task 0: 2-token turn, verbose turn
-        [0, 0, "O", "O", 1, 1, "O", "O", 2, 2],  # task 0: three 2-token turns
-        [0, 0, 0, 0],  # task 0: one 4-token turn
-        [0, 0, 0],  # task 1: one 3-token turn
-    ]
-    mask = np.zeros((4, 14), dtype=int)
-    turns = np.full((4, 14), -1)
-    for i, row in enumerate(rows):
-        for j, cell in enumerate(row):
-            if cell != "O":
-                mask[i, j], turns[i, j] = 1, cell
+    mask, turns = layout_masks(MULTI_TURN_LAYOUT)
     return mask, turns, [0, 0, 0, 1]
 
 

@@ -20,8 +20,10 @@ from tests._solutions import (
     load_solution,
 )
 from tests.oracles import (
+    MULTI_TURN_LAYOUT,
     central_differences,
     hierarchical_by_loops,
+    layout_masks,
     reduce_by_loops,
     style_update_by_enumeration,
 )
@@ -197,19 +199,7 @@ def test_token_mean_ratio_rises_with_the_group():
 
 def test_a_second_answer_for_the_second_task():
     """Token mean 1/23 -> 1/26; hierarchical: task 0 unchanged, task 1 halves (1/6 -> 1/12)."""
-    layout = [
-        [0, 0, "O", "O", "O", 1, 1, 1, 1, 1, 1, 1, 1],
-        [0, 0, "O", "O", 1, 1, "O", "O", 2, 2],
-        [0, 0, 0, 0],
-        [0, 0, 0],
-        [0, 0, 0],
-    ]
-    mask = np.zeros((5, 14), dtype=int)
-    turns = np.full((5, 14), -1)
-    for i, row in enumerate(layout):
-        for j, cell in enumerate(row):
-            if cell != "O":
-                mask[i, j], turns[i, j] = 1, cell
+    mask, turns = layout_masks([*MULTI_TURN_LAYOUT, (0, 0, 0)])  # a second 3-token answer
     tasks = [0, 0, 0, 1, 1]
     assert mask.sum() == 26
     assert mask[:3].sum() / mask.sum() == pytest.approx(0.7692, abs=5e-5)

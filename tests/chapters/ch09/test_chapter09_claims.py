@@ -373,10 +373,12 @@ def fitted_critic(rng, policy, count):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("policy", "count", "wrong_sign", "tol"),
+    ("policy", "count", "wrong_sign", "tolerance"),
     [(POLICY, 16, 0.108, 0.025), (OLD_POLICY, 16, 0.237, 0.03), (OLD_POLICY, 256, 0.0, 0.002)],
 )
-def test_the_fitted_critics_get_the_decisive_sign_wrong_this_often(policy, count, wrong_sign, tol):
+def test_the_fitted_critics_get_the_decisive_sign_wrong_this_often(
+    policy, count, wrong_sign, tolerance
+):
     """An independent simulation (other seed, 2000 fits); the chapter's 1000 fits printed
     10.8 %, 23.7 % and 0 % ("about a tenth", "about a quarter")."""
     rng = np.random.default_rng(99)
@@ -384,7 +386,7 @@ def test_the_fitted_critics_get_the_decisive_sign_wrong_this_often(policy, count
     for _ in range(2000):
         credit = td_credit(fitted_critic(rng, policy, count))
         wrong += np.sign(credit[0, TOOL]) != np.sign(ADV[0, TOOL])
-    assert wrong / 2000 == pytest.approx(wrong_sign, abs=tol)
+    assert wrong / 2000 == pytest.approx(wrong_sign, abs=tolerance)
 
 
 def test_more_old_rollouts_converge_to_the_old_critics_error():
@@ -423,13 +425,13 @@ def backward_values(logits, turn_reward, outcome_weight):
     return v, q, policy
 
 
-def train_by_hand(turn_reward, outcome_weight, steps=300, lr=2.0):
+def train_by_hand(turn_reward, outcome_weight, num_steps=300, lr=2.0):
     logits = np.zeros((10, 3))
     success, process = [], []
     final = None
-    for _ in range(steps + 1):
+    for _ in range(num_steps + 1):
         v_out, _, policy = backward_values(logits, np.zeros(3), 1.0)
-        final = policy  # the policy after `steps` updates is the last one recorded
+        final = policy  # the policy after `num_steps` updates is the last one recorded
         v_proc, _, _ = backward_values(logits, SCORES, 0.0)
         success.append(v_out[0, 0])
         process.append(v_proc[0, 0] / 4)
@@ -576,7 +578,7 @@ def options(stops):
         worker[:, i] = 1.0
         models.append(
             option_model_by_propagation(
-                STAGE_T, STAGE_R, worker, stops(i), TASK_GAMMA, STAGE_TERMINAL, tol=1e-15
+                STAGE_T, STAGE_R, worker, stops(i), TASK_GAMMA, STAGE_TERMINAL, tolerance=1e-15
             )
         )
     return models

@@ -95,8 +95,8 @@ def test_the_naive_formula_fails_where_the_log_softmax_does_not():
     assert np.count_nonzero(probs == 0.0) == 3  # three probabilities underflow
     with np.errstate(divide="ignore", invalid="ignore"):
         assert math.isnan(-np.sum(probs * np.log(probs)))
-    log_probs = logits - logits.max() - math.log(np.sum(np.exp(logits - logits.max())))
-    assert -sum(math.exp(lp) * lp for lp in log_probs) == 0.0
+    logprobs = logits - logits.max() - math.log(np.sum(np.exp(logits - logits.max())))
+    assert -sum(math.exp(lp) * lp for lp in logprobs) == 0.0
 
 
 def test_the_gradient_takes_from_the_favorite_and_gives_to_the_rare_tokens():
@@ -483,7 +483,7 @@ def test_the_bonus_rate_vanishes_at_both_ends():
     np.testing.assert_allclose(rates, [0.0, 0.156972, 0.101504, 0.004111, 0.000086], atol=5e-7)
 
 
-def collapse_run(seed, coef, steps=300, group_size=8, lr=1.0):
+def collapse_run(seed, coef, num_steps=300, group_size=8, lr=1.0):
     """The chapter's REINFORCE run, with every probability and gradient written out."""
     vocab, letters = 5, 3
     rewards_by_action = np.array([1.0, 0.8, 0.0])
@@ -495,7 +495,7 @@ def collapse_run(seed, coef, steps=300, group_size=8, lr=1.0):
     rng = np.random.default_rng(seed)
     table = np.array(COLLAPSE_TABLE, dtype=float)
     log = []
-    for _ in range(steps):
+    for _ in range(num_steps):
         next_token = softmax_rows(table)  # (vocab + 1, vocab)
         row_h = np.array([entropy_by_hand(row) for row in next_token])
         probs = next_token[previous, tokens_].prod(axis=1)

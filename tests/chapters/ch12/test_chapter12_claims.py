@@ -222,12 +222,12 @@ def simulation():
         ("easy", {"curriculum": "easy"}),
         ("adaptive", {"curriculum": "adaptive"}),
         ("stuck worker", {"curriculum": "adaptive", "stuck_groups": 4}),
-        ("shortcuts", {"curriculum": "all", "shortcuts_allowed": True, "steps": 80}),
+        ("shortcuts", {"curriculum": "all", "shortcuts_allowed": True, "num_steps": 80}),
     ):
         current.clear()
         runs[name] = namespace["toy_run"](**kwargs)
         recorded[name] = list(current)
-    assert '"shortcuts": toy_run(curriculum="all", shortcuts_allowed=True, steps=80)' in cell
+    assert '"shortcuts": toy_run(curriculum="all", shortcuts_allowed=True, num_steps=80)' in cell
     return runs, recorded
 
 

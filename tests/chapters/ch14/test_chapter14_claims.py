@@ -170,7 +170,7 @@ def clipped_value(ratio, advantage, eps=0.2):
     return min(ratio * advantage, min(max(ratio, 1 - eps), 1 + eps) * advantage)
 
 
-def ppo_run(steps=31, lr=0.5):
+def ppo_run(num_steps=31, lr=0.5):
     """Full-batch steps on the exact clipped surrogate of the uniform policy's batch."""
     old = np.full((5, 2), 0.5)
     q, v = q_values_by_hand(PATCH, PATCH_REWARD, old, 1.0, PATCH_TERMINAL)
@@ -179,7 +179,7 @@ def ppo_run(steps=31, lr=0.5):
     d_old = weight.sum(axis=1)
     logits = np.zeros((5, 2))
     log = []
-    for _ in range(steps):
+    for _ in range(num_steps):
         probs = softmax_rows(logits)
         g_ppo = np.zeros((5, 2))
         g_plain = np.zeros((5, 2))
@@ -338,11 +338,11 @@ LENGTHS = (3, 12)
 SUCCESS = (0.45, 0.80)
 
 
-def style_path(divide, centered, steps=1500, lr=2.0):
+def style_path(divide, centered, num_steps=1500, lr=2.0):
     """Exact expected-gradient ascent on the style logits, written for two styles."""
     logits = [0.0, 0.0]
     path = []
-    for _ in range(steps + 1):
+    for _ in range(num_steps + 1):
         z = [math.exp(x - max(logits)) for x in logits]
         probs = [x / sum(z) for x in z]
         path.append(probs[1])

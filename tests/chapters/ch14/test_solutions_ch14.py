@@ -109,13 +109,13 @@ def test_batch_mean_explained_numbers():
     assert values[:2] == pytest.approx(v)
 
 
-def bandit_run(clip, steps=11, lr=0.5):
+def bandit_run(clip, num_steps=11, lr=0.5):
     rewards = [1.0, 0.5, 0.0]
     old = [1 / 3] * 3
     adv_old = [r - sum(o * x for o, x in zip(old, rewards, strict=True)) for r in rewards]
     logits = np.zeros(3)
     errors = []
-    for _ in range(steps):
+    for _ in range(num_steps):
         probs = softmax_rows(logits)
         j = probs @ rewards
         exact = probs * (np.array(rewards) - j)

@@ -42,160 +42,6 @@ TERMINAL = np.array([False, False, True])
 INITIAL = np.array([1.0, 0.0, 0.0])
 ALLOWED = np.array([[True, True], [True, False], [True, True]])
 
-EXAMPLES = [
-    Example(
-        constrained.scalarized_reward,
-        {
-            "rewards": np.array([1.0, 0.0]),
-            "costs": np.array([[0.3, 0.0], [0.1, 1.0]]),
-            "cost_weights": np.array([0.5, 2.0]),
-            "reward_weight": 1.0,
-        },
-        ARRAY,
-    ),
-    Example(
-        constrained.scalarized_reward,
-        {"rewards": 1.0, "costs": 0.3, "cost_weights": 0.5},
-        FLOAT,
-    ),
-    Example(constrained.pareto_mask, {"objectives": np.stack([Q, -C], axis=-1)}, BOOL_ARRAY),
-    Example(
-        constrained.lagrangian,
-        {"reward_value": 0.8, "cost_value": 0.04, "multiplier": 2.0, "budget": 0.01},
-        FLOAT,
-    ),
-    Example(
-        constrained.lagrangian,
-        {
-            "reward_value": 0.8,
-            "cost_value": np.array([0.04, 0.1]),
-            "multiplier": np.array([2.0, 0.5]),
-            "budget": np.array([0.01, 0.2]),
-        },
-        FLOAT,
-    ),
-    Example(
-        constrained.lagrangian_gradients,
-        {
-            "reward_gradient": REWARD_GRADIENT,
-            "cost_gradient": COST_GRADIENT,
-            "cost_value": 0.04,
-            "multiplier": 2.0,
-            "budget": 0.01,
-        },
-        (ARRAY, FLOAT),
-    ),
-    Example(
-        constrained.lagrangian_gradients,
-        {
-            "reward_gradient": REWARD_GRADIENT,
-            "cost_gradient": COST_GRADIENTS,
-            "cost_value": np.array([0.04, 0.1]),
-            "multiplier": np.array([2.0, 0.5]),
-            "budget": np.array([0.01, 0.2]),
-        },
-        (ARRAY, ARRAY),
-    ),
-    Example(
-        constrained.multiplier_update,
-        {
-            "multiplier": 2.0,
-            "cost_value": 0.04,
-            "budget": 0.01,
-            "multiplier_lr": 10.0,
-            "parameterization": "log",
-        },
-        FLOAT,
-    ),
-    Example(
-        constrained.multiplier_update,
-        {
-            "multiplier": np.array([2.0, 0.0]),
-            "cost_value": np.array([0.04, 0.1]),
-            "budget": np.array([0.01, 0.2]),
-            "multiplier_lr": 10.0,
-        },
-        ARRAY,
-    ),
-    Example(
-        constrained.primal_dual_step,
-        {
-            "params": LOGITS,
-            "multiplier": 1.0,
-            "reward_gradient": REWARD_GRADIENT,
-            "cost_gradient": COST_GRADIENT,
-            "cost_value": 0.04,
-            "budget": 0.01,
-            "lr": 1.0,
-            "multiplier_lr": 2.0,
-            "order": "simultaneous",
-            "normalize": True,
-            "parameterization": "projected",
-        },
-        (ARRAY, FLOAT),
-    ),
-    Example(
-        constrained.primal_dual,
-        {
-            "oracle": bandit_oracle,
-            "params": LOGITS,
-            "multiplier": 0.5,
-            "budget": 0.05,
-            "lr": 1.0,
-            "multiplier_lr": 5.0,
-            "num_steps": 4,
-            "order": "multiplier_first",
-            "normalize": False,
-            "parameterization": "projected",
-        },
-        (ARRAY, ARRAY, ARRAY, ARRAY),
-    ),
-    Example(
-        constrained.value_and_gradient,
-        {
-            "logits": np.zeros((3, 2)),
-            "transition": P,
-            "reward": R,
-            "initial": INITIAL,
-            "gamma": 1.0,
-            "terminal": TERMINAL,
-        },
-        (FLOAT, ARRAY),
-    ),
-    Example(
-        constrained.occupancy_lp,
-        {
-            "transition": P,
-            "reward": R,
-            "cost": COST,
-            "initial": INITIAL,
-            "gamma": 1.0,
-            "budget": 1.0,
-            "terminal": TERMINAL,
-            "allowed": ALLOWED,
-        },
-        (ARRAY, ARRAY, FLOAT, FLOAT, FLOAT),
-    ),
-    Example(
-        constrained.occupancy_lp,
-        {
-            "transition": P,
-            "reward": R,
-            "cost": np.stack([COST, 0.5 * COST]),
-            "initial": INITIAL,
-            "gamma": 0.9,
-            "budget": np.array([1.0, 0.3]),
-            "terminal": TERMINAL,
-        },
-        (ARRAY, ARRAY, FLOAT, ARRAY, ARRAY),
-    ),
-    Example(
-        constrained.lexicographic_mask,
-        {"costs": C, "utilities": Q, "tolerance": 0.05},
-        BOOL_ARRAY,
-    ),
-]
-
 VALID = {
     constrained.scalarized_reward: {
         "rewards": np.array([1.0, 0.0]),
@@ -269,6 +115,111 @@ VALID = {
     },
     constrained.lexicographic_mask: {"costs": C, "utilities": Q, "tolerance": 0.0},
 }
+
+
+EXAMPLES = [
+    Example(
+        constrained.scalarized_reward,
+        {
+            "rewards": np.array([1.0, 0.0]),
+            "costs": np.array([[0.3, 0.0], [0.1, 1.0]]),
+            "cost_weights": np.array([0.5, 2.0]),
+            "reward_weight": 1.0,
+        },
+        ARRAY,
+    ),
+    Example(
+        constrained.scalarized_reward,
+        {"rewards": 1.0, "costs": 0.3, "cost_weights": 0.5},
+        FLOAT,
+    ),
+    Example(constrained.pareto_mask, {"objectives": np.stack([Q, -C], axis=-1)}, BOOL_ARRAY),
+    Example(
+        constrained.lagrangian,
+        {"reward_value": 0.8, "cost_value": 0.04, "multiplier": 2.0, "budget": 0.01},
+        FLOAT,
+    ),
+    Example(
+        constrained.lagrangian,
+        {
+            "reward_value": 0.8,
+            "cost_value": np.array([0.04, 0.1]),
+            "multiplier": np.array([2.0, 0.5]),
+            "budget": np.array([0.01, 0.2]),
+        },
+        FLOAT,
+    ),
+    Example(
+        constrained.lagrangian_gradients,
+        {
+            "reward_gradient": REWARD_GRADIENT,
+            "cost_gradient": COST_GRADIENT,
+            "cost_value": 0.04,
+            "multiplier": 2.0,
+            "budget": 0.01,
+        },
+        (ARRAY, FLOAT),
+    ),
+    Example(
+        constrained.lagrangian_gradients,
+        {
+            "reward_gradient": REWARD_GRADIENT,
+            "cost_gradient": COST_GRADIENTS,
+            "cost_value": np.array([0.04, 0.1]),
+            "multiplier": np.array([2.0, 0.5]),
+            "budget": np.array([0.01, 0.2]),
+        },
+        (ARRAY, ARRAY),
+    ),
+    Example(
+        constrained.multiplier_update,
+        {**VALID[constrained.multiplier_update], "parameterization": "log"},
+        FLOAT,
+    ),
+    Example(
+        constrained.multiplier_update,
+        {
+            "multiplier": np.array([2.0, 0.0]),
+            "cost_value": np.array([0.04, 0.1]),
+            "budget": np.array([0.01, 0.2]),
+            "multiplier_lr": 10.0,
+        },
+        ARRAY,
+    ),
+    Example(
+        constrained.primal_dual_step,
+        {**VALID[constrained.primal_dual_step], "order": "simultaneous", "normalize": True},
+        (ARRAY, FLOAT),
+    ),
+    Example(
+        constrained.primal_dual,
+        {**VALID[constrained.primal_dual], "num_steps": 4},
+        (ARRAY, ARRAY, ARRAY, ARRAY),
+    ),
+    Example(
+        constrained.value_and_gradient, dict(VALID[constrained.value_and_gradient]), (FLOAT, ARRAY)
+    ),
+    Example(
+        constrained.occupancy_lp,
+        {**VALID[constrained.occupancy_lp], "allowed": ALLOWED},
+        (ARRAY, ARRAY, FLOAT, FLOAT, FLOAT),
+    ),
+    Example(
+        constrained.occupancy_lp,
+        {
+            **VALID[constrained.occupancy_lp],
+            "cost": np.stack([COST, 0.5 * COST]),
+            "gamma": 0.9,
+            "budget": np.array([1.0, 0.3]),
+        },
+        (ARRAY, ARRAY, FLOAT, ARRAY, ARRAY),
+    ),
+    Example(
+        constrained.lexicographic_mask,
+        {"costs": C, "utilities": Q, "tolerance": 0.05},
+        BOOL_ARRAY,
+    ),
+]
 
 
 def _constraint_cases(function):
@@ -483,14 +434,6 @@ CASES = [
     *_constraint_cases(constrained.multiplier_update),
     case(
         constrained.multiplier_update,
-        "multiplier",
-        "multiplier must be positive (the log parameterization), a Lagrange multiplier of an "
-        "inequality constraint; got 0.0",
-        multiplier=0.0,
-        parameterization="log",
-    ),
-    case(
-        constrained.multiplier_update,
         "multiplier_lr",
         "multiplier_lr must be a non-negative finite number; got -1.0",
         multiplier_lr=-1.0,
@@ -636,14 +579,17 @@ CASES = [
         "parameterization must be one of ('projected', 'log'); got 'relu'",
         parameterization="relu",
     ),
-    case(
-        constrained.primal_dual,
-        "multiplier",
-        "multiplier must be positive (the log parameterization), a Lagrange multiplier of an "
-        "inequality constraint; got 0.0",
-        multiplier=0.0,
-        parameterization="log",
-    ),
+    *[
+        case(
+            function,
+            "multiplier",
+            "multiplier must be positive (the log parameterization), a Lagrange multiplier of "
+            "an inequality constraint; got 0.0",
+            multiplier=0.0,
+            parameterization="log",
+        )
+        for function in (constrained.multiplier_update, constrained.primal_dual)
+    ],
     # value_and_gradient
     case(
         constrained.value_and_gradient,

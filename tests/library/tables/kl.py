@@ -28,6 +28,14 @@ CHOSEN = np.array([-1.0, -2.5])
 REJECTED = np.array([-2.0, -1.5])
 REF_CHOSEN = np.array([-1.5, -2.0])
 REF_REJECTED = np.array([-1.5, -2.0])
+#: The arguments of the preference losses (DPO, IPO and the DPO gradient).
+PAIRS = {
+    "chosen_logprobs": CHOSEN,
+    "rejected_logprobs": REJECTED,
+    "ref_chosen_logprobs": REF_CHOSEN,
+    "ref_rejected_logprobs": REF_REJECTED,
+    "beta": 0.1,
+}
 
 # --- one valid call of every public function, and the kind of what it returns ---------------------
 
@@ -104,37 +112,17 @@ EXAMPLES = [
     ),
     Example(
         kl.dpo_loss,
-        {
-            "chosen_logprobs": CHOSEN,
-            "rejected_logprobs": REJECTED,
-            "ref_chosen_logprobs": REF_CHOSEN,
-            "ref_rejected_logprobs": REF_REJECTED,
-            "beta": 0.1,
-            "label_smoothing": 0.1,
-        },
+        {**PAIRS, "label_smoothing": 0.1},
         ARRAY,
     ),
     Example(
         kl.dpo_loss_gradient,
-        {
-            "chosen_logprobs": CHOSEN,
-            "rejected_logprobs": REJECTED,
-            "ref_chosen_logprobs": REF_CHOSEN,
-            "ref_rejected_logprobs": REF_REJECTED,
-            "beta": 0.1,
-            "label_smoothing": 0.1,
-        },
+        {**PAIRS, "label_smoothing": 0.1},
         (ARRAY, ARRAY),
     ),
     Example(
         kl.ipo_loss,
-        {
-            "chosen_logprobs": CHOSEN,
-            "rejected_logprobs": REJECTED,
-            "ref_chosen_logprobs": REF_CHOSEN,
-            "ref_rejected_logprobs": REF_REJECTED,
-            "beta": 0.1,
-        },
+        dict(PAIRS),
         ARRAY,
     ),
 ]
@@ -177,27 +165,9 @@ VALID = {
         "action_rewards": REWARDS,
         "beta": 0.5,
     },
-    kl.dpo_loss: {
-        "chosen_logprobs": CHOSEN,
-        "rejected_logprobs": REJECTED,
-        "ref_chosen_logprobs": REF_CHOSEN,
-        "ref_rejected_logprobs": REF_REJECTED,
-        "beta": 0.1,
-    },
-    kl.dpo_loss_gradient: {
-        "chosen_logprobs": CHOSEN,
-        "rejected_logprobs": REJECTED,
-        "ref_chosen_logprobs": REF_CHOSEN,
-        "ref_rejected_logprobs": REF_REJECTED,
-        "beta": 0.1,
-    },
-    kl.ipo_loss: {
-        "chosen_logprobs": CHOSEN,
-        "rejected_logprobs": REJECTED,
-        "ref_chosen_logprobs": REF_CHOSEN,
-        "ref_rejected_logprobs": REF_REJECTED,
-        "beta": 0.1,
-    },
+    kl.dpo_loss: dict(PAIRS),
+    kl.dpo_loss_gradient: dict(PAIRS),
+    kl.ipo_loss: dict(PAIRS),
 }
 
 # --- bad input: every argument of every public function -------------------------------------------

@@ -11,16 +11,10 @@ import math
 import numpy as np
 
 from rlfound import mdp
-from tests.library.tables.kinds import ARRAY, Example, case
 
-# Three states, two actions, state 2 terminal (its rows all zero: they are ignored).
-TRANSITION = np.zeros((3, 2, 3))
-TRANSITION[0, 0] = [0.5, 0.5, 0.0]
-TRANSITION[0, 1] = [0.0, 0.25, 0.75]
-TRANSITION[1, 0] = [0.5, 0.0, 0.5]
-TRANSITION[1, 1] = [0.0, 0.0, 1.0]
-REWARD = np.arange(18.0).reshape(3, 2, 3) / 10.0
-TERMINAL = np.array([False, False, True])
+# The chapter-9 model of the credit table: three states, two actions, state 2 terminal.
+from tests.library.tables.credit import REWARD, TERMINAL, TRANSITION
+from tests.library.tables.kinds import ARRAY, Example, case
 
 EXAMPLES = [
     Example(
@@ -35,7 +29,7 @@ EXAMPLES = [
             "reward": REWARD,
             "gamma": 1.0,
             "terminal": TERMINAL,
-            "tol": 1e-8,
+            "tolerance": 1e-8,
             "max_iterations": 500,
         },
         (ARRAY, ARRAY, ARRAY),
@@ -52,7 +46,7 @@ VALID = {
         "reward": np.zeros((2, 1, 2)),
         "gamma": 0.9,
         "terminal": [False, True],
-        "tol": 1e-10,
+        "tolerance": 1e-10,
         "max_iterations": 1000,
     },
 }
@@ -89,7 +83,12 @@ CASES = [
         "terminal must have shape (2,); got shape (3,)",
         terminal=[False, True, False],
     ),
-    case(mdp.value_iteration, "tol", "tol must be a positive finite number; got 0.0", tol=0.0),
+    case(
+        mdp.value_iteration,
+        "tolerance",
+        "tolerance must be a positive finite number; got 0.0",
+        tolerance=0.0,
+    ),
     case(
         mdp.value_iteration,
         "max_iterations",

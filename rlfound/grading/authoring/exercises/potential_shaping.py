@@ -70,8 +70,8 @@ def optimal_values_shift_by_the_potential(shaped, case):
     if shaped.shape != reward.shape:
         return f"expected shape {reward.shape}, got shape {shaped.shape}"
     transition = dynamics_for(reward)
-    _, q, _ = value_iteration(transition, reward, gamma, terminal, tol=1e-12)
-    _, q_shaped, _ = value_iteration(transition, shaped, gamma, terminal, tol=1e-12)
+    _, q, _ = value_iteration(transition, reward, gamma, terminal, tolerance=1e-12)
+    _, q_shaped, _ = value_iteration(transition, shaped, gamma, terminal, tolerance=1e-12)
     live = ~terminal
     gap = float(np.max(np.abs(q_shaped - (q - potential[:, None]))[live]))
     return gap <= 1e-7 or f"q*' - (q* - Phi) reaches {gap:.3g} in a live state"
