@@ -332,8 +332,12 @@ def main(argv=None) -> None:
     parser.add_argument("--small", action="store_true", help="tiny shapes, one repeat")
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--phases", action="store_true", help="where rlfound's passes go")
+    parser.add_argument(
+        "--shape", type=lambda text: tuple(int(n) for n in text.split(",")), action="append",
+        help="B,T: run this shape only (repeatable)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
-    shapes = SMALL_SHAPES if args.small else SHAPES
+    shapes = args.shape or (SMALL_SHAPES if args.small else SHAPES)
     repeats = 1 if args.small else args.repeats
     rng = np.random.default_rng(0)
     print(f"Load average at the start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")

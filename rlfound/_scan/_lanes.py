@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 import rlfound._scan._stream as _stream
-from rlfound._scan._stream import TINY, Problem
+from rlfound._scan._stream import TINY, Problem, within
 
 ROWS = 4  # rows left to the loop once a block is halved
 # Fewer streams side by side than this make rows too short for NumPy to work on at full
@@ -35,7 +35,7 @@ def solve_lanes(
     if lanes < NARROW:
         _solve_narrow(problem, start, lanes, slab, block)
         return
-    sums, write, factors, stopped = problem
+    sums, write, factors, stops = problem
     horizon = slab // lanes
     rows = max(1, block // lanes)
     buffer = np.empty(min(rows, horizon) * lanes)
@@ -47,8 +47,8 @@ def solve_lanes(
         f = buffer[: high - low].reshape(x.shape)
         if constant:
             f.fill(factors)
-            if stopped is not None:
-                np.copyto(f, 0.0, where=stopped[low:high].reshape(x.shape))
+            if stops is not None:
+                f.reshape(-1)[within(stops, low, high)] = 0.0
         else:
             np.copyto(f, factors[low:high].reshape(x.shape))
         if constant and factors == 0.0:
@@ -135,7 +135,7 @@ def _solve_narrow(
     A block's rows hold a multiple of 2^LEVELS steps where they can, so that its streams'
     ends stay in place through the halving (see :func:`rlfound._scan._stream.solve_stream`).
     """
-    sums, write, factors, stopped = problem
+    sums, write, factors, stops = problem
     horizon = slab // lanes
     aligned = 2**_stream.LEVELS
     rows = max(1, block // lanes)
@@ -159,16 +159,14 @@ def _solve_narrow(
                 last < horizon and factors != 0.0
             ):  # each stream adds c times its next sum
                 carry = factors * sums[high : high + lanes]
-                if stopped is not None:
-                    carry[stopped[high - lanes : high]] = 0.0
+                if stops is not None:
+                    carry[within(stops, high - lanes, high)] = 0.0
                 by_stream[:, -1] += carry
             zeros = np.empty(0, dtype=int)
             if (
-                stopped is not None
+                stops is not None
             ):  # found in the block as it is, then renumbered by stream
-                step, stream = np.divmod(
-                    np.flatnonzero(stopped[low:high]), lanes
-                )
+                step, stream = np.divmod(within(stops, low, high), lanes)
                 zeros = np.sort(stream * steps + step)
             in_place = steps % aligned == 0
             if (

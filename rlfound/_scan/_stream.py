@@ -30,7 +30,7 @@ from scipy.linalg import blas
 # _solve_constant), so that the solve runs over every eighth step; halving is bookkeeping
 # at every step whose factor is 0, so it is done only where at most one step in SPARSE has
 # one (the rows' own ends do not count when every level keeps them in place, see solve).
-LEVELS = 3
+LEVELS = 5
 SPARSE = 64
 # Fewest steps a block needs to be halved: below, the serial solve of all of them costs less
 # than the halvings' fixed cost of a dozen BLAS and NumPy calls.
@@ -45,14 +45,20 @@ Writer = Callable[[int, int, np.ndarray], None]
 class Problem(NamedTuple):
     """A scan to solve, flat in C order: ``sums`` to fill with the terms ``write`` gives.
 
-    ``factors`` is one number c (with the boolean ``stopped``, or None, marking the steps
-    where it is 0) or a flat array of c_t.
+    ``factors`` is one number c (with ``stops``, the sorted flat steps where it is 0, or
+    None) or a flat array of c_t.
     """
 
     sums: np.ndarray
     write: Writer
     factors: float | np.ndarray
-    stopped: np.ndarray | None
+    stops: np.ndarray | None
+
+
+def within(steps: np.ndarray, start: int, end: int) -> np.ndarray:
+    """The sorted ``steps`` in [start, end), counted from ``start``."""
+    low, high = np.searchsorted(steps, (start, end))
+    return steps[low:high] - start
 
 
 def solve_stream(problem: Problem, horizon: int, block: int) -> None:
@@ -61,7 +67,7 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
     Blocks start at multiples of ``block``; the sum after a block enters it as the loop
     would add it, x_t + c_t y_{t+1} at the block's last step, before the block is solved.
     """
-    sums, write, factors, stopped = problem
+    sums, write, factors, stops = problem
     size = sums.size
     band = np.empty((min(size, block) + 1, 2))
     filled = [None, 0]  # what the band holds (see _solve_constant)
@@ -71,24 +77,15 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
     # and only the episodes' own ends are listed one by one.
     in_place = horizon % 2**LEVELS == 0 and block % 2**LEVELS == 0
     if constant:
-        if in_place:
-            stop_steps = (
-                np.flatnonzero(stopped)
-                if stopped is not None
-                else np.empty(0, int)
-            )
-            if (
-                size >= HALVING_MIN
-            ):  # a stop at a row's end is that row's end: not listed
-                stop_steps = stop_steps[(stop_steps + 1) % horizon != 0]
-        else:
-            stops = (
-                np.zeros(size, dtype=bool)
-                if stopped is None
-                else stopped.copy()
-            )
-            stops[horizon - 1 :: horizon] = True
-            stop_steps = np.flatnonzero(stops)
+        stop_steps = np.empty(0, int) if stops is None else stops
+        if in_place and size >= HALVING_MIN:
+            # A stop at a row's end is that row's end: not listed.
+            stop_steps = stop_steps[(stop_steps + 1) % horizon != 0]
+        elif not in_place:
+            listed = np.zeros(size, dtype=bool)
+            listed[stop_steps] = True
+            listed[horizon - 1 :: horizon] = True
+            stop_steps = np.flatnonzero(listed)
     for start in range((size - 1) // block * block, -1, -block):
         end = min(start + block, size)
         terms = sums[start:end]
@@ -96,10 +93,12 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
         # The sum after the block, which its last step adds unless that step ends a row.
         following = sums[end] if end < size and end % horizon else None
         if constant:
-            zeros = stop_steps  # the block's steps with a factor of 0
-            if size > block:
-                first, last = np.searchsorted(stop_steps, (start, end))
-                zeros = stop_steps[first:last] - start
+            # The block's steps with a factor of 0.
+            zeros = (
+                within(stop_steps, start, end)
+                if size > block
+                else stop_steps
+            )
             row_end = (horizon - 1 - start) % horizon if in_place else None
             _solve_constant(
                 terms,
