@@ -275,8 +275,8 @@ def phases(stream, axis, repeats):
 
         return run
 
-    def writer(terms):
-        return timed(saved[-1][2](terms), "terms")
+    def writer(terms, stops):
+        return timed(saved[-1][2](terms, stops), "terms")
 
     for module, name, phase in parts:
         setattr(module, name, timed(getattr(module, name), phase))

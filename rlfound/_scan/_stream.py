@@ -73,9 +73,15 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
     filled = [None, 0]  # what the band holds (see _solve_constant)
     constant = isinstance(factors, float)
     # Each halving keeps a row's end at an odd position of the halved stream when the rows
-    # and the blocks have a multiple of 2^LEVELS steps: then a strided slice puts them back,
-    # and only the episodes' own ends are listed one by one.
-    in_place = horizon % 2**LEVELS == 0 and block % 2**LEVELS == 0
+    # and the blocks have a multiple of 2^levels steps: then a strided slice puts them back,
+    # and only the episodes' own ends are listed one by one. Rows too short for their ends
+    # to be listed (so many zeros would stop the halving) are halved in place as often as
+    # their length allows: 3 times for rows of 8 steps, never for an odd length.
+    most = LEVELS
+    in_place = horizon % 2**most == 0 and block % 2**most == 0
+    if not in_place and horizon < SPARSE:
+        most = min(most, _twos(horizon), _twos(block))
+        in_place = True
     if constant:
         stop_steps = np.empty(0, int) if stops is None else stops
         if in_place and size >= HALVING_MIN:
@@ -109,6 +115,7 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
                 horizon,
                 band,
                 filled,
+                most,
             )
         else:
             _solve_general(
@@ -119,6 +126,11 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
                 horizon,
                 band,
             )
+
+
+def _twos(count: int) -> int:
+    """How many times 2 divides ``count`` (> 0)."""
+    return (count & -count).bit_length() - 1
 
 
 def _solve_general(
@@ -153,12 +165,15 @@ def _solve_constant(
     horizon: int,
     band: np.ndarray,
     filled: list,
+    most: int,
 ) -> None:
     """Solve one block in place, with the factor c at every step but ``zeros``, where it is 0.
 
     ``row_end`` is the block's first step that ends a row when the rows' ends are kept in
     place (see :func:`solve_stream`), or None when ``zeros`` lists them. ``filled`` is [c, n]
     when ``band`` holds -c in its first n rows from the block before, [None, 0] at first.
+    The block is halved at most ``most`` times (``LEVELS``, or fewer for short rows kept in
+    place).
 
     BLAS back substitution costs a few nanoseconds a step, one step after the other, while
     a strided ``daxpy`` over all steps costs a fraction of a nanosecond each. So the block is
@@ -167,12 +182,12 @@ def _solve_constant(
         y_i = (x_i + c_i x_{i+1}) + c_i c_{i+1} y_{i+2},
 
     is again a scan, over the even steps, with terms x_i + c x_{i+1} and factor c^2 (0 where
-    either factor is 0). Halved ``LEVELS`` times, the solve runs on every 2^LEVELS-th step;
+    either factor is 0). Halved ``most`` times, the solve runs on every 2^most-th step;
     then each level's odd steps follow from the even ones after them,
     y_{i+1} = x_{i+1} + c y_{i+2}. Every operation is still a multiply and an add of a sum
     of the loop's own terms: no division and no subtraction. Where a factor is 0 the
     ``daxpy`` would add a term from across a stop, so the term is put back as it was.
-    Products of factors are formed only when |c| <= 1 and c^(2^LEVELS) is a normal float,
+    Products of factors are formed only when |c| <= 1 and c^(2^most) is a normal float,
     so they can neither overflow nor underflow; otherwise the block is solved unhalved.
     """
     length = terms.size
@@ -182,7 +197,7 @@ def _solve_constant(
         0.0 < abs(factor) <= 1.0
         and (zeros.size + 1) * SPARSE <= length >= HALVING_MIN
     ):
-        while levels < LEVELS and abs(factor) ** 2 ** (levels + 1) >= TINY:
+        while levels < most and abs(factor) ** 2 ** (levels + 1) >= TINY:
             levels += 1
     if (
         following is not None
