@@ -258,6 +258,7 @@ def phases(stream, axis, repeats):
         (_stream, "_axpy", "halvings (BLAS axpy)"),
         (_stream, "_dtbsv", "serial solve (BLAS dtbsv)"),
         (_lanes, "_reduce", "row halvings and loop"),
+        (_lanes, "_reduce_constant", "row halvings and loop"),
         (limits, "check_finite_result", "result's check"),
         (_stream, "solve_stream", "solve"),
         (_lanes, "solve_lanes", "solve"),

@@ -88,41 +88,50 @@ def _solve_constant(
             products[zeros[zeros >= high - low - lanes] % lanes] = 0.0
             np.add(x[-1], products, out=x[-1])
         # The last row has no row after it in the block: its factor is 0 at every level.
-        row, lane = np.divmod(zeros, lanes)
         levels = _safe_levels(None, factor, x.shape[0])
-        halved = []
-        c = factor
-        for _ in range(levels):
-            even, odd = x[0::2], x[1::2]
-            pairs = odd.shape[0]
-            products = scratch[: pairs * lanes].reshape(odd.shape)
-            kept = x[row, lane]
-            np.multiply(odd, c, out=products)
-            np.add(
-                even[:pairs], products, out=even[:pairs]
-            )  # x_i + c x_{i+1}
-            x[row, lane] = kept
-            halved.append((x, c, row))
-            x, c, row = even, c * c, row >> 1
-        products = scratch[:lanes]
-        for t in range(
-            x.shape[0] - 2, -1, -1
-        ):  # the rows left, one after the other
-            np.multiply(x[t + 1], c, out=products)
-            products[lane[row == t]] = 0.0
-            np.add(x[t], products, out=x[t])  # x_t + c y_{t+1}
-        for x, c, row in reversed(halved):
-            even, odd = x[0::2], x[1::2]
-            count = (
-                x.shape[0] - 1
-            ) // 2  # the odd rows with an even row after them
-            products = scratch[: count * lanes].reshape(count, lanes)
-            kept = x[row, lane]
-            np.multiply(even[1 : count + 1], c, out=products)
-            np.add(
-                odd[:count], products, out=odd[:count]
-            )  # x_{i+1} + c y_{i+2}
-            x[row, lane] = kept
+        _reduce_constant(
+            x, factor, *np.divmod(zeros, lanes), scratch, levels
+        )
+
+
+def _reduce_constant(
+    x: np.ndarray,
+    c: float,
+    row: np.ndarray,
+    lane: np.ndarray,
+    scratch: np.ndarray,
+    levels: int,
+) -> None:
+    """Solve the rows of ``x`` in place with the factor ``c``, 0 at (``row``, ``lane``)."""
+    lanes = x.shape[1]
+    halved = []
+    for _ in range(levels):
+        even, odd = x[0::2], x[1::2]
+        pairs = odd.shape[0]
+        products = scratch[: pairs * lanes].reshape(odd.shape)
+        kept = x[row, lane]
+        np.multiply(odd, c, out=products)
+        np.add(even[:pairs], products, out=even[:pairs])  # x_i + c x_{i+1}
+        x[row, lane] = kept
+        halved.append((x, c, row))
+        x, c, row = even, c * c, row >> 1
+    products = scratch[:lanes]
+    for t in range(
+        x.shape[0] - 2, -1, -1
+    ):  # the rows left, one after the other
+        np.multiply(x[t + 1], c, out=products)
+        products[lane[row == t]] = 0.0
+        np.add(x[t], products, out=x[t])  # x_t + c y_{t+1}
+    for x, c, row in reversed(halved):
+        even, odd = x[0::2], x[1::2]
+        count = (
+            x.shape[0] - 1
+        ) // 2  # the odd rows with an even row after them
+        products = scratch[: count * lanes].reshape(count, lanes)
+        kept = x[row, lane]
+        np.multiply(even[1 : count + 1], c, out=products)
+        np.add(odd[:count], products, out=odd[:count])  # x_{i+1} + c y_{i+2}
+        x[row, lane] = kept
 
 
 def _blocks(start: int, lanes: int, horizon: int, rows: int):
