@@ -70,10 +70,10 @@ def discounted_cumsum(
         time on the last axis it reads the scan as the triangular system
         y_t - c_t y_{t+1} = x_t and hands it to the compiled BLAS back substitution
         (``dtbsv``), which runs the same recursion; with one ``discounts`` number it first
-        halves the system three times, so that the serial part runs on an eighth of the
-        steps. With time on another axis it halves the rows of steps the same way, each
-        halving one NumPy operation over all streams, until a few rows are left to the
-        loop. Neither divides by a product of factors, so long streams do not underflow.
+        halves the system five times, so that the serial part runs on every 32nd step.
+        With time on another axis it halves the rows of steps the same way, each halving
+        one NumPy operation over all streams, until a few rows are left to the loop.
+        Neither divides by a product of factors, so long streams do not underflow.
         ``"auto"`` (the default) takes ``"loop"`` for a single step and, with time on the
         last axis, for at most 4 steps of 2048 streams or more, and ``"banded"`` otherwise;
         ``benchmarks/scan_speed.py`` compares the forms.

@@ -27,9 +27,12 @@ import numpy as np
 from scipy.linalg import blas
 
 # Times a block with one constant factor is halved before its serial solve (see
-# _solve_constant), so that the solve runs over every eighth step; halving is bookkeeping
-# at every step whose factor is 0, so it is done only where at most one step in SPARSE has
-# one (the rows' own ends do not count when every level keeps them in place, see solve).
+# _solve_constant), so that the solve runs over every 32nd step: BLAS's back substitution
+# costs several nanoseconds a step, a strided axpy a fraction of one, and past five levels
+# the halvings' own calls cost more than the steps they take from the serial solve.
+# Halving is bookkeeping at every step whose factor is 0, so it is done only where at most
+# one step in SPARSE has one (the rows' own ends do not count when every level keeps them
+# in place, see solve_stream).
 LEVELS = 5
 SPARSE = 64
 # Fewest steps a block needs to be halved: below, the serial solve of all of them costs less
