@@ -32,12 +32,32 @@ It first prints the fixed cost of a call on a tiny stream. ``--small`` runs tiny
 seconds (what the test suite does). This is a benchmark, not a test: the figures depend on
 the machine and its load, which is printed with them.
 
-Where the passes went before this version (GAE, (1024, 2048), commit 742ae19, under a load
-of about 5 on the 2-core machine, in passes of np.add): 10.9 in all; 2.7 building the TD
-errors, 2.1 halving, 1.4 the serial solve, 2.7 bookkeeping of the stops (integer remainders
-and masks at every level), 1.0 listing the stops, 0.6 the result's check, 0.4 input checks.
-At (65536, 32) the rows' ends made every 32nd step a stop, so no block was halved and the
-serial solve alone took 6.2 passes.
+Where rlfound's GAE passes go (``--phases``; in passes of np.add, each phase timed inside the
+library's own functions, so the columns of one run add up to about its total):
+
+- Before this version (commit 7d5de48, load 0.4 to 4 on the 2-core machine): building the
+  terms 2.9 to 3.6, the halvings 2.2 to 3.1 (three levels), the serial solve 2.5 to 3.3,
+  the bookkeeping of stops 1.9 to 3.1 (a masked copy of the terminated steps in every block,
+  the stop mask searched twice), the result's check 0.8 to 1.3 and the input checks 0.5 to
+  0.8, with time last; with time first, 6.4 passes in the row halvings at (1024, 2048)
+  (an array of factors built and multiplied level by level) and 8.0 of bookkeeping at
+  (16, 65536) (each block copied stream by stream and back).
+- After (load 2.8 to 4.1): the terms 2.0 to 3.1 (the terminated steps set by index), the
+  halvings 2.2 to 3.3 (five levels), the serial solve 0.6 to 0.7 (every 32nd step), the
+  bookkeeping 1.3 to 3.4, the input checks and masks 1.1 to 2.3 (which now hold the one
+  listing of the stops, formerly counted as bookkeeping), the result's check 0.7 to 1.2;
+  with time first, the row halvings with one factor 0.7 to 7.5 (no array of factors; not
+  faster at (1024, 2048)), and still 4.1 of bookkeeping at (16, 65536), where the copy of
+  each block stream by stream remains. The two runs had different loads, so compare within
+  a run; the interleaved comparison below is the fairer one.
+
+An interleaved comparison with commit 7d5de48 (the two versions alternating in one run, load
+2.6, best of 9, passes of np.add), GAE then returns, (B, T) / (T, B):
+(1024, 2048) 7.3 / 8.1 and 7.1 / 7.7 before, 7.8 / 8.0 and 5.2 / 6.2 after;
+(65536, 32) 10.3 / 6.1 and 11.6 / 5.6 before, 7.3 / 3.7 and 7.6 / 4.5 after;
+(1, 10^6) 11.9 / 12.1 and 10.8 / 11.3 before, 11.0 / 10.3 and 9.4 / 10.3 after;
+(4096, 512) 9.0 / 8.0 and 9.0 / 7.3 before, 7.5 / 5.3 and 5.3 / 4.7 after;
+(16, 65536) 9.1 / 12.3 and 8.8 / 11.6 before, 9.6 / 14.1 and 7.8 / 11.1 after.
 """
 
 from __future__ import annotations
@@ -258,6 +278,7 @@ def phases(stream, axis, repeats):
         (_stream, "_axpy", "halvings (BLAS axpy)"),
         (_stream, "_dtbsv", "serial solve (BLAS dtbsv)"),
         (_lanes, "_reduce", "row halvings and loop"),
+        (_lanes, "_reduce_constant", "row halvings and loop"),
         (limits, "check_finite_result", "result's check"),
         (_stream, "solve_stream", "solve"),
         (_lanes, "solve_lanes", "solve"),
@@ -275,8 +296,8 @@ def phases(stream, axis, repeats):
 
         return run
 
-    def writer(terms):
-        return timed(saved[-1][2](terms), "terms")
+    def writer(terms, stops):
+        return timed(saved[-1][2](terms, stops), "terms")
 
     for module, name, phase in parts:
         setattr(module, name, timed(getattr(module, name), phase))
@@ -332,8 +353,12 @@ def main(argv=None) -> None:
     parser.add_argument("--small", action="store_true", help="tiny shapes, one repeat")
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--phases", action="store_true", help="where rlfound's passes go")
+    parser.add_argument(
+        "--shape", type=lambda text: tuple(int(n) for n in text.split(",")), action="append",
+        help="B,T: run this shape only (repeatable)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
-    shapes = SMALL_SHAPES if args.small else SHAPES
+    shapes = args.shape or (SMALL_SHAPES if args.small else SHAPES)
     repeats = 1 if args.small else args.repeats
     rng = np.random.default_rng(0)
     print(f"Load average at the start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")

@@ -44,7 +44,7 @@ __all__ = [
 
 @finite_output()
 def td_errors(
-    rewards: ArrayLike, values: ArrayLike, gamma: float
+    rewards: ArrayLike, values: ArrayLike, gamma: float, *, axis: int = -1
 ) -> np.ndarray:
     """One-step temporal-difference errors.
 
@@ -63,17 +63,22 @@ def td_errors(
         Values V(s_0), ..., V(s_T); the last is the bootstrap value.
     gamma : float
         Discount factor γ in [0, 1].
+    axis : int, optional
+        The time axis, the last by default; ``values`` has one more entry along it. With
+        ``axis=0`` a time-major (T, B) batch, as Stable-Baselines3 stores its rollouts, is
+        read as it is (``values`` then has shape (T + 1, B)).
 
     Returns
     -------
     numpy.ndarray, shape (..., T)
-        The TD errors δ_t.
+        The TD errors δ_t, time on ``axis``.
 
     Raises
     ------
     ValueError
-        If the shapes do not agree (``values`` needs one more entry along the last axis and
-        the same leading shape), an input is non-finite, or ``gamma`` is outside [0, 1];
+        If the shapes do not agree (``values`` needs one more entry along the time axis and
+        the same shape on the others), an input is non-finite, ``gamma`` is outside [0, 1],
+        or ``axis`` is not an axis of ``rewards``;
         starting ``"overflow in td_errors"``, if r + γ V' - V exceeds the float64 range
         (values of ±1e308, say).
 
@@ -88,16 +93,67 @@ def td_errors(
     --------
     >>> td_errors([1.0, 0.0], values=[0.5, 0.5, 0.0], gamma=0.9)
     array([ 0.95, -0.5 ])
+    >>> td_errors([[1.0], [0.0]], values=[[0.5], [0.5], [0.0]], gamma=0.9, axis=0)
+    array([[ 0.95],
+           [-0.5 ]])
     """
-    rewards, values = check_values_for_rewards(rewards, values)
+    rewards, values, axis = _rewards_and_values(rewards, values, axis)
     gamma = check_unit_interval(gamma, "gamma")
+    # Time on the last axis, as views: no data moves.
+    rewards, values = (
+        np.moveaxis(rewards, axis, -1),
+        np.moveaxis(values, axis, -1),
+    )
 
-    return rewards + gamma * values[..., 1:] - values[..., :-1]
+    deltas = rewards + gamma * values[..., 1:] - values[..., :-1]
+    return np.moveaxis(deltas, -1, axis)
+
+
+def _rewards_and_values(
+    rewards: ArrayLike, values: ArrayLike, axis: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(rewards, values, axis)`` checked, ``values`` one entry longer along ``axis``.
+
+    With time last, the messages of ``check_values_for_rewards``; on another axis, the
+    same checks named by that axis.
+
+    Raises
+    ------
+    ValueError
+        If an array is not finite and real with at least one dimension, ``axis`` is not an
+        axis of ``rewards``, or the shapes do not agree exactly (no broadcasting).
+    """
+    rewards = as_float_array(rewards, "rewards", min_ndim=1)
+    axis = _scan.time_axis(axis, rewards.shape)
+    if axis == rewards.ndim - 1:
+        return (*check_values_for_rewards(rewards, values), axis)
+    values = as_float_array(values, "values", min_ndim=1)
+    horizon = rewards.shape[axis]
+    others = np.delete(rewards.shape, axis).tolist()
+    if (
+        values.ndim != rewards.ndim
+        or np.delete(values.shape, axis).tolist() != others
+    ):
+        raise ValueError(
+            f"values must have the shape of rewards, {rewards.shape}, on every axis but "
+            f"axis {axis}; got shape {values.shape}"
+        )
+    if values.shape[axis] != horizon + 1:
+        raise ValueError(
+            f"values must have one more entry than rewards along axis {axis} "
+            f"(T+1 = {horizon + 1}); got shape {values.shape}"
+        )
+    return rewards, values, axis
 
 
 @finite_output()
 def k_step_advantages(
-    rewards: ArrayLike, values: ArrayLike, gamma: float, k: int
+    rewards: ArrayLike,
+    values: ArrayLike,
+    gamma: float,
+    k: int,
+    *,
+    axis: int = -1,
 ) -> np.ndarray:
     """k-step advantage estimates: k rewards, then bootstrap from the value function.
 
@@ -119,11 +175,13 @@ def k_step_advantages(
         Discount factor γ in [0, 1].
     k : int
         Number of rewards before bootstrapping, >= 1.
+    axis : int, optional
+        The time axis, as in :func:`td_errors`.
 
     Returns
     -------
     numpy.ndarray, shape (..., T)
-        The advantages A_t^(k).
+        The advantages A_t^(k), time on ``axis``.
 
     Raises
     ------
@@ -144,9 +202,14 @@ def k_step_advantages(
     >>> k_step_advantages([1.0, 0.0], values=[0.5, 0.5, 0.0], gamma=0.9, k=2)
     array([ 0.5, -0.5])
     """
-    rewards, values = check_values_for_rewards(rewards, values)
+    rewards, values, axis = _rewards_and_values(rewards, values, axis)
     gamma = check_unit_interval(gamma, "gamma")
     k = check_positive_int(k, "k")
+    # Time on the last axis, as views: no data moves.
+    rewards, values = (
+        np.moveaxis(rewards, axis, -1),
+        np.moveaxis(values, axis, -1),
+    )
 
     horizon = rewards.shape[-1]
     advantages = np.empty_like(rewards)
@@ -158,12 +221,17 @@ def k_step_advantages(
             + gamma**n * values[..., t + n]
             - values[..., t]
         )
-    return advantages
+    return np.moveaxis(advantages, -1, axis)
 
 
 @finite_output()
 def gae_recursive(
-    rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float
+    rewards: ArrayLike,
+    values: ArrayLike,
+    gamma: float,
+    lam: float,
+    *,
+    axis: int = -1,
 ) -> np.ndarray:
     """Generalized advantage estimates by the backward recursion.
 
@@ -186,11 +254,14 @@ def gae_recursive(
         Discount factor γ in [0, 1].
     lam : float
         GAE parameter λ in [0, 1]: small trusts the value function, large the rewards.
+    axis : int, optional
+        The time axis, as in :func:`td_errors`: ``axis=0`` scans a time-major (T, B)
+        batch as it is, with no transposed copy.
 
     Returns
     -------
     numpy.ndarray, shape (..., T)
-        The advantages A_t.
+        The advantages A_t, time on ``axis``.
 
     Raises
     ------
@@ -207,19 +278,23 @@ def gae_recursive(
     >>> gae_recursive([1.0, 0.0], values=[0.5, 0.5, 0.0], gamma=0.9, lam=0.5)
     array([ 0.725, -0.5  ])
     """
-    rewards, values = check_values_for_rewards(rewards, values)
+    rewards, values, axis = _rewards_and_values(rewards, values, axis)
     gamma = check_unit_interval(gamma, "gamma")
     lam = check_unit_interval(lam, "lam")
 
-    deltas = td_errors(rewards, values, gamma)
-    return discounted_cumsum(
-        deltas, gamma * lam
-    )  # A_t = δ_t + γλ A_{t+1}, A_T = 0
+    deltas = td_errors(rewards, values, gamma, axis=axis)
+    # A_t = δ_t + γλ A_{t+1}, A_T = 0
+    return discounted_cumsum(deltas, gamma * lam, axis=axis)
 
 
 @finite_output()
 def gae_explicit(
-    rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float
+    rewards: ArrayLike,
+    values: ArrayLike,
+    gamma: float,
+    lam: float,
+    *,
+    axis: int = -1,
 ) -> np.ndarray:
     """Generalized advantage estimates by their definition, an explicit weighted sum.
 
@@ -241,11 +316,13 @@ def gae_explicit(
         Discount factor γ in [0, 1].
     lam : float
         GAE parameter λ in [0, 1].
+    axis : int, optional
+        The time axis, as in :func:`td_errors`.
 
     Returns
     -------
     numpy.ndarray, shape (..., T)
-        The advantages A_t.
+        The advantages A_t, time on ``axis``.
 
     Raises
     ------
@@ -262,18 +339,21 @@ def gae_explicit(
     >>> gae_explicit([1.0, 0.0], values=[0.5, 0.5, 0.0], gamma=0.9, lam=0.5)
     array([ 0.725, -0.5  ])
     """
-    rewards, values = check_values_for_rewards(rewards, values)
+    rewards, values, axis = _rewards_and_values(rewards, values, axis)
     gamma = check_unit_interval(gamma, "gamma")
     lam = check_unit_interval(lam, "lam")
 
-    deltas = td_errors(rewards, values, gamma)
+    # Time on the last axis, as a view: no data moves.
+    deltas = np.moveaxis(
+        td_errors(rewards, values, gamma, axis=axis), axis, -1
+    )
     horizon = deltas.shape[-1]
     lag = (
         np.arange(horizon) - np.arange(horizon)[:, None]
     )  # lag[t, s] = s - t
     # (γλ)^0 = 1 on the diagonal even when γλ = 0; below it the weight is 0.
     weights = np.where(lag >= 0, (gamma * lam) ** np.maximum(lag, 0), 0.0)
-    return deltas @ weights.T
+    return np.moveaxis(deltas @ weights.T, -1, axis)
 
 
 @finite_output(inputs=("rewards", "values", "next_values"))

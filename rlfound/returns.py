@@ -70,10 +70,10 @@ def discounted_cumsum(
         time on the last axis it reads the scan as the triangular system
         y_t - c_t y_{t+1} = x_t and hands it to the compiled BLAS back substitution
         (``dtbsv``), which runs the same recursion; with one ``discounts`` number it first
-        halves the system three times, so that the serial part runs on an eighth of the
-        steps. With time on another axis it halves the rows of steps the same way, each
-        halving one NumPy operation over all streams, until a few rows are left to the
-        loop. Neither divides by a product of factors, so long streams do not underflow.
+        halves the system five times, so that the serial part runs on every 32nd step.
+        With time on another axis it halves the rows of steps the same way, each halving
+        one NumPy operation over all streams, until a few rows are left to the loop.
+        Neither divides by a product of factors, so long streams do not underflow.
         ``"auto"`` (the default) takes ``"loop"`` for a single step and, with time on the
         last axis, for at most 4 steps of 2048 streams or more, and ``"banded"`` otherwise;
         ``benchmarks/scan_speed.py`` compares the forms.
@@ -137,7 +137,9 @@ def discounted_cumsum(
 
 
 @finite_output()
-def discounted_returns(rewards: ArrayLike, gamma: float) -> np.ndarray:
+def discounted_returns(
+    rewards: ArrayLike, gamma: float, *, axis: int = -1
+) -> np.ndarray:
     """Discounted return from every time step of a reward sequence (the reward-to-go).
 
     The return is the discounted sum of the rewards still to come,
@@ -159,16 +161,20 @@ def discounted_returns(rewards: ArrayLike, gamma: float) -> np.ndarray:
         Rewards r_0, ..., r_{T-1} along the last axis; leading axes are a batch.
     gamma : float
         Discount factor γ in [0, 1].
+    axis : int, optional
+        The time axis, the last by default; ``axis=0`` scans a time-major (T, B) batch, as
+        Stable-Baselines3 stores its rollouts, as it is (see :func:`discounted_cumsum`).
 
     Returns
     -------
     numpy.ndarray, shape (..., T)
-        The returns G_0, ..., G_{T-1}, float64.
+        The returns G_0, ..., G_{T-1}, float64, time on ``axis``.
 
     Raises
     ------
     ValueError
-        If ``rewards`` is a scalar or holds non-finite values, or ``gamma`` is outside [0, 1].
+        If ``rewards`` is a scalar or holds non-finite values, ``gamma`` is outside [0, 1],
+        or ``axis`` is not an axis of ``rewards``.
 
     References
     ----------
@@ -185,8 +191,9 @@ def discounted_returns(rewards: ArrayLike, gamma: float) -> np.ndarray:
     """
     rewards = as_float_array(rewards, "rewards", min_ndim=1)
     gamma = check_unit_interval(gamma, "gamma")
+    axis = _scan.time_axis(axis, rewards.shape)
 
-    return discounted_cumsum(rewards, gamma)
+    return discounted_cumsum(rewards, gamma, axis=axis)
 
 
 @finite_output(inputs=("rewards", "next_values"))

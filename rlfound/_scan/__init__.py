@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rlfound._scan import _lanes, _stream
+from rlfound._scan._stream import within
 from rlfound._validation import check_choice
 
 # Steps per block: a block's sums (1 MiB) stay in cache while they are written and solved,
@@ -78,7 +79,9 @@ class Terms(NamedTuple):
 
     ``second`` is read only at the steps of the boolean mask ``only`` (few), or everywhere
     but the steps of ``never``, where its product is 0; ``second`` and ``third`` may be
-    None. The arithmetic is the clear forms', so the terms are theirs bit for bit.
+    None. Both masks mark stops of the scan (steps of ``stopped``, see :func:`scan`), so
+    their steps are picked out of the stops' list, never searched for over the whole
+    array. The arithmetic is the clear forms', so the terms are theirs bit for bit.
     """
 
     first: np.ndarray
@@ -112,14 +115,15 @@ def scan(
         return sums
     axis = time_axis(axis, shape)
     horizon, lanes = shape[axis], math.prod(shape[axis + 1 :])
-    write = _term_writer(terms)
     flat_sums = sums.reshape(-1)
     constant = np.ndim(factors) == 0
     flat_factors = (
         float(factors) if constant else np.asarray(factors).reshape(-1)
     )
-    flat_stopped = None if stopped is None else stopped.reshape(-1)
-    problem = _stream.Problem(flat_sums, write, flat_factors, flat_stopped)
+    # The stops are few: listed once, read by index from then on.
+    stops = None if stopped is None else np.flatnonzero(stopped)
+    write = _term_writer(terms, stops)
+    problem = _stream.Problem(flat_sums, write, flat_factors, stops)
     if lanes == 1:
         _stream.solve_stream(problem, horizon, BLOCK)
     else:
@@ -129,15 +133,21 @@ def scan(
     return sums
 
 
-def _term_writer(terms: Terms):
-    """``write(start, end, out)``: the terms of the flat steps ``start`` to ``end - 1``."""
+def _term_writer(terms: Terms, stops: np.ndarray | None):
+    """``write(start, end, out)``: the terms of the flat steps ``start`` to ``end - 1``.
+
+    ``stops`` lists the flat steps where the scan stops (or is None); the steps of
+    ``terms.only`` and ``terms.never`` are among them.
+    """
     first, second, third = (
         None if array is None else array.reshape(-1)
         for array in (terms.first, terms.second, terms.third)
     )
     weight = terms.weight
-    never = None if terms.never is None else terms.never.reshape(-1)
-    only = None if terms.only is None else np.flatnonzero(terms.only)
+    only, never = (
+        None if mask is None else _among(mask.reshape(-1), stops)
+        for mask in (terms.only, terms.never)
+    )
 
     def write(start: int, end: int, out: np.ndarray) -> None:
         if second is None or only is not None:
@@ -145,13 +155,17 @@ def _term_writer(terms: Terms):
         else:
             np.multiply(second[start:end], weight, out=out)
             if never is not None:
-                np.copyto(out, 0.0, where=never[start:end])
+                out[within(never, start, end)] = 0.0
             np.add(first[start:end], out, out=out)
         if only is not None:
-            low, high = np.searchsorted(only, (start, end))
-            steps = only[low:high]
-            out[steps - start] += weight * second[steps]
+            steps = within(only, start, end)
+            out[steps] += weight * second[steps + start]
         if third is not None:
             np.subtract(out, third[start:end], out=out)
 
     return write
+
+
+def _among(mask: np.ndarray, stops: np.ndarray | None) -> np.ndarray:
+    """The flat steps where ``mask`` is True, looked up among the ``stops`` when given."""
+    return np.flatnonzero(mask) if stops is None else stops[mask[stops]]

@@ -9,10 +9,12 @@ solve halves a stream (see ``_stream``): at every even row i, the recursion take
 
 is again a scan, over the even rows, with one NumPy operation over all of them at once.
 Halved until a few rows are left, the loop runs over those, and each level's odd rows follow
-from the even ones after them, y_{i+1} = x_{i+1} + c_{i+1} y_{i+2}, again all at once. The
-factors are kept as an array (0 where a sum stops), so a stop needs no bookkeeping; their
-products are formed only when every |c_t| <= 1 and no product of 2^levels of them leaves
-the normal floats, so they neither overflow nor underflow.
+from the even ones after them, y_{i+1} = x_{i+1} + c_{i+1} y_{i+2}, again all at once. One
+factor c for every step (every return and GAE) stays one number, and the few entries where
+a sum stops are put back by index after each operation; per-step factors are kept as an
+array (0 where a sum stops). Products of factors are formed only when every |c_t| <= 1 and
+no product of 2^levels of them leaves the normal floats, so they neither overflow nor
+underflow.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 import rlfound._scan._stream as _stream
-from rlfound._scan._stream import TINY, Problem
+from rlfound._scan._stream import TINY, Problem, within
 
 ROWS = 4  # rows left to the loop once a block is halved
 # Fewer streams side by side than this make rows too short for NumPy to work on at full
@@ -35,24 +37,19 @@ def solve_lanes(
     if lanes < NARROW:
         _solve_narrow(problem, start, lanes, slab, block)
         return
-    sums, write, factors, stopped = problem
+    sums, write, factors, _ = problem
     horizon = slab // lanes
     rows = max(1, block // lanes)
-    buffer = np.empty(min(rows, horizon) * lanes)
     scratch = np.empty((min(rows, horizon) + 1) // 2 * lanes)
-    constant = isinstance(factors, float)
+    if isinstance(factors, float):
+        _solve_constant(problem, start, lanes, horizon, rows, scratch)
+        return
+    buffer = np.empty(min(rows, horizon) * lanes)
     for first, last, low, high in _blocks(start, lanes, horizon, rows):
         write(low, high, sums[low:high])
         x = sums[low:high].reshape(last - first, lanes)
         f = buffer[: high - low].reshape(x.shape)
-        if constant:
-            f.fill(factors)
-            if stopped is not None:
-                np.copyto(f, 0.0, where=stopped[low:high].reshape(x.shape))
-        else:
-            np.copyto(f, factors[low:high].reshape(x.shape))
-        if constant and factors == 0.0:
-            continue  # every sum is its own term
+        np.copyto(f, factors[low:high].reshape(x.shape))
         if (
             last < horizon
         ):  # the sums after the block, added as the loop adds them
@@ -60,12 +57,83 @@ def solve_lanes(
             np.multiply(f[-1], sums[high : high + lanes], out=products)
             np.add(x[-1], products, out=x[-1])
         f[-1] = 0.0
-        _reduce(
-            x,
-            f,
-            scratch,
-            _safe_levels(f, factors if constant else None, x.shape[0]),
+        _reduce(x, f, scratch, _safe_levels(f, None, x.shape[0]))
+
+
+def _solve_constant(
+    problem: Problem,
+    start: int,
+    lanes: int,
+    horizon: int,
+    rows: int,
+    scratch: np.ndarray,
+) -> None:
+    """:func:`solve_lanes` with one factor c, 0 at the few ``stops`` only.
+
+    No array of factors is built: each halving is x_i += c x_{i+1} over all the even rows
+    at once, and the entries of the stops are then put back as they were (their sum does
+    not reach the next row), as the banded solve of a stream does (see
+    ``rlfound._scan._stream._solve_constant``); a pair of rows has the factor c^2, 0 where
+    either row stops, so a stop in row r is a stop in row r // 2 of the halved block.
+    """
+    sums, write, factor, stops = problem
+    no_stops = np.empty(0, dtype=int)
+    for first, last, low, high in _blocks(start, lanes, horizon, rows):
+        write(low, high, sums[low:high])
+        if factor == 0.0:
+            continue  # every sum is its own term
+        x = sums[low:high].reshape(last - first, lanes)
+        zeros = no_stops if stops is None else within(stops, low, high)
+        if last < horizon:  # the sums after the block, as the loop adds them
+            products = scratch[:lanes]
+            np.multiply(sums[high : high + lanes], factor, out=products)
+            products[zeros[zeros >= high - low - lanes] % lanes] = 0.0
+            np.add(x[-1], products, out=x[-1])
+        # The last row has no row after it in the block: its factor is 0 at every level.
+        levels = _safe_levels(None, factor, x.shape[0])
+        _reduce_constant(
+            x, factor, *np.divmod(zeros, lanes), scratch, levels
         )
+
+
+def _reduce_constant(
+    x: np.ndarray,
+    c: float,
+    row: np.ndarray,
+    lane: np.ndarray,
+    scratch: np.ndarray,
+    levels: int,
+) -> None:
+    """Solve the rows of ``x`` in place with the factor ``c``, 0 at (``row``, ``lane``)."""
+    lanes = x.shape[1]
+    halved = []
+    for _ in range(levels):
+        even, odd = x[0::2], x[1::2]
+        pairs = odd.shape[0]
+        products = scratch[: pairs * lanes].reshape(odd.shape)
+        kept = x[row, lane]
+        np.multiply(odd, c, out=products)
+        np.add(even[:pairs], products, out=even[:pairs])  # x_i + c x_{i+1}
+        x[row, lane] = kept
+        halved.append((x, c, row))
+        x, c, row = even, c * c, row >> 1
+    products = scratch[:lanes]
+    for t in range(
+        x.shape[0] - 2, -1, -1
+    ):  # the rows left, one after the other
+        np.multiply(x[t + 1], c, out=products)
+        products[lane[row == t]] = 0.0
+        np.add(x[t], products, out=x[t])  # x_t + c y_{t+1}
+    for x, c, row in reversed(halved):
+        even, odd = x[0::2], x[1::2]
+        count = (
+            x.shape[0] - 1
+        ) // 2  # the odd rows with an even row after them
+        products = scratch[: count * lanes].reshape(count, lanes)
+        kept = x[row, lane]
+        np.multiply(even[1 : count + 1], c, out=products)
+        np.add(odd[:count], products, out=odd[:count])  # x_{i+1} + c y_{i+2}
+        x[row, lane] = kept
 
 
 def _blocks(start: int, lanes: int, horizon: int, rows: int):
@@ -75,8 +143,13 @@ def _blocks(start: int, lanes: int, horizon: int, rows: int):
         yield first, last, start + first * lanes, start + last * lanes
 
 
-def _safe_levels(f: np.ndarray, factor: float | None, rows: int) -> int:
-    """How many times the rows can be halved with every product of factors a normal float."""
+def _safe_levels(
+    f: np.ndarray | None, factor: float | None, rows: int
+) -> int:
+    """How many times the rows can be halved with every product of factors a normal float.
+
+    ``factor`` is the one factor of every row, or None for the factors ``f``.
+    """
     if factor is not None:
         largest = smallest = abs(factor)
     else:
@@ -135,7 +208,7 @@ def _solve_narrow(
     A block's rows hold a multiple of 2^LEVELS steps where they can, so that its streams'
     ends stay in place through the halving (see :func:`rlfound._scan._stream.solve_stream`).
     """
-    sums, write, factors, stopped = problem
+    sums, write, factors, stops = problem
     horizon = slab // lanes
     aligned = 2**_stream.LEVELS
     rows = max(1, block // lanes)
@@ -159,16 +232,14 @@ def _solve_narrow(
                 last < horizon and factors != 0.0
             ):  # each stream adds c times its next sum
                 carry = factors * sums[high : high + lanes]
-                if stopped is not None:
-                    carry[stopped[high - lanes : high]] = 0.0
+                if stops is not None:
+                    carry[within(stops, high - lanes, high)] = 0.0
                 by_stream[:, -1] += carry
             zeros = np.empty(0, dtype=int)
             if (
-                stopped is not None
+                stops is not None
             ):  # found in the block as it is, then renumbered by stream
-                step, stream = np.divmod(
-                    np.flatnonzero(stopped[low:high]), lanes
-                )
+                step, stream = np.divmod(within(stops, low, high), lanes)
                 zeros = np.sort(stream * steps + step)
             in_place = steps % aligned == 0
             if (
@@ -179,7 +250,15 @@ def _solve_narrow(
                 )
             row_end = steps - 1 if in_place else None
             _stream._solve_constant(
-                flat, None, factors, zeros, row_end, steps, band, filled
+                flat,
+                None,
+                factors,
+                zeros,
+                row_end,
+                steps,
+                band,
+                filled,
+                _stream.LEVELS,
             )
         else:
             by_stream_factors = factors[low:high].reshape(steps, lanes).T

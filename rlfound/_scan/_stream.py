@@ -27,10 +27,13 @@ import numpy as np
 from scipy.linalg import blas
 
 # Times a block with one constant factor is halved before its serial solve (see
-# _solve_constant), so that the solve runs over every eighth step; halving is bookkeeping
-# at every step whose factor is 0, so it is done only where at most one step in SPARSE has
-# one (the rows' own ends do not count when every level keeps them in place, see solve).
-LEVELS = 3
+# _solve_constant), so that the solve runs over every 32nd step: BLAS's back substitution
+# costs several nanoseconds a step, a strided axpy a fraction of one, and past five levels
+# the halvings' own calls cost more than the steps they take from the serial solve.
+# Halving is bookkeeping at every step whose factor is 0, so it is done only where at most
+# one step in SPARSE has one (the rows' own ends do not count when every level keeps them
+# in place, see solve_stream).
+LEVELS = 5
 SPARSE = 64
 # Fewest steps a block needs to be halved: below, the serial solve of all of them costs less
 # than the halvings' fixed cost of a dozen BLAS and NumPy calls.
@@ -45,14 +48,22 @@ Writer = Callable[[int, int, np.ndarray], None]
 class Problem(NamedTuple):
     """A scan to solve, flat in C order: ``sums`` to fill with the terms ``write`` gives.
 
-    ``factors`` is one number c (with the boolean ``stopped``, or None, marking the steps
-    where it is 0) or a flat array of c_t.
+    ``factors`` is one number c (with ``stops``, the sorted flat steps where it is 0, or
+    None) or a flat array of c_t.
     """
 
     sums: np.ndarray
     write: Writer
     factors: float | np.ndarray
-    stopped: np.ndarray | None
+    stops: np.ndarray | None
+
+
+def within(steps: np.ndarray, start: int, end: int) -> np.ndarray:
+    """The sorted ``steps`` in [start, end), counted from ``start``."""
+    if start == 0 and (steps.size == 0 or steps[-1] < end):
+        return steps  # all of them: a small array's one block
+    low, high = np.searchsorted(steps, (start, end))
+    return steps[low:high] - start
 
 
 def solve_stream(problem: Problem, horizon: int, block: int) -> None:
@@ -61,34 +72,31 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
     Blocks start at multiples of ``block``; the sum after a block enters it as the loop
     would add it, x_t + c_t y_{t+1} at the block's last step, before the block is solved.
     """
-    sums, write, factors, stopped = problem
+    sums, write, factors, stops = problem
     size = sums.size
     band = np.empty((min(size, block) + 1, 2))
     filled = [None, 0]  # what the band holds (see _solve_constant)
     constant = isinstance(factors, float)
     # Each halving keeps a row's end at an odd position of the halved stream when the rows
-    # and the blocks have a multiple of 2^LEVELS steps: then a strided slice puts them back,
-    # and only the episodes' own ends are listed one by one.
-    in_place = horizon % 2**LEVELS == 0 and block % 2**LEVELS == 0
+    # and the blocks have a multiple of 2^levels steps: then a strided slice puts them back,
+    # and only the episodes' own ends are listed one by one. Rows too short for their ends
+    # to be listed (so many zeros would stop the halving) are halved in place as often as
+    # their length allows: 3 times for rows of 8 steps, never for an odd length.
+    most = LEVELS
+    in_place = horizon % 2**most == 0 and block % 2**most == 0
+    if not in_place and horizon < SPARSE:
+        most = min(most, _twos(horizon), _twos(block))
+        in_place = True
     if constant:
-        if in_place:
-            stop_steps = (
-                np.flatnonzero(stopped)
-                if stopped is not None
-                else np.empty(0, int)
-            )
-            if (
-                size >= HALVING_MIN
-            ):  # a stop at a row's end is that row's end: not listed
-                stop_steps = stop_steps[(stop_steps + 1) % horizon != 0]
-        else:
-            stops = (
-                np.zeros(size, dtype=bool)
-                if stopped is None
-                else stopped.copy()
-            )
-            stops[horizon - 1 :: horizon] = True
-            stop_steps = np.flatnonzero(stops)
+        stop_steps = np.empty(0, int) if stops is None else stops
+        if in_place and size >= HALVING_MIN:
+            # A stop at a row's end is that row's end: not listed.
+            stop_steps = stop_steps[(stop_steps + 1) % horizon != 0]
+        elif not in_place:
+            listed = np.zeros(size, dtype=bool)
+            listed[stop_steps] = True
+            listed[horizon - 1 :: horizon] = True
+            stop_steps = np.flatnonzero(listed)
     for start in range((size - 1) // block * block, -1, -block):
         end = min(start + block, size)
         terms = sums[start:end]
@@ -96,10 +104,12 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
         # The sum after the block, which its last step adds unless that step ends a row.
         following = sums[end] if end < size and end % horizon else None
         if constant:
-            zeros = stop_steps  # the block's steps with a factor of 0
-            if size > block:
-                first, last = np.searchsorted(stop_steps, (start, end))
-                zeros = stop_steps[first:last] - start
+            # The block's steps with a factor of 0.
+            zeros = (
+                within(stop_steps, start, end)
+                if size > block
+                else stop_steps
+            )
             row_end = (horizon - 1 - start) % horizon if in_place else None
             _solve_constant(
                 terms,
@@ -110,6 +120,7 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
                 horizon,
                 band,
                 filled,
+                most,
             )
         else:
             _solve_general(
@@ -120,6 +131,11 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
                 horizon,
                 band,
             )
+
+
+def _twos(count: int) -> int:
+    """How many times 2 divides ``count`` (> 0)."""
+    return (count & -count).bit_length() - 1
 
 
 def _solve_general(
@@ -154,12 +170,15 @@ def _solve_constant(
     horizon: int,
     band: np.ndarray,
     filled: list,
+    most: int,
 ) -> None:
     """Solve one block in place, with the factor c at every step but ``zeros``, where it is 0.
 
     ``row_end`` is the block's first step that ends a row when the rows' ends are kept in
     place (see :func:`solve_stream`), or None when ``zeros`` lists them. ``filled`` is [c, n]
     when ``band`` holds -c in its first n rows from the block before, [None, 0] at first.
+    The block is halved at most ``most`` times (``LEVELS``, or fewer for short rows kept in
+    place).
 
     BLAS back substitution costs a few nanoseconds a step, one step after the other, while
     a strided ``daxpy`` over all steps costs a fraction of a nanosecond each. So the block is
@@ -168,12 +187,12 @@ def _solve_constant(
         y_i = (x_i + c_i x_{i+1}) + c_i c_{i+1} y_{i+2},
 
     is again a scan, over the even steps, with terms x_i + c x_{i+1} and factor c^2 (0 where
-    either factor is 0). Halved ``LEVELS`` times, the solve runs on every 2^LEVELS-th step;
+    either factor is 0). Halved ``most`` times, the solve runs on every 2^most-th step;
     then each level's odd steps follow from the even ones after them,
     y_{i+1} = x_{i+1} + c y_{i+2}. Every operation is still a multiply and an add of a sum
     of the loop's own terms: no division and no subtraction. Where a factor is 0 the
     ``daxpy`` would add a term from across a stop, so the term is put back as it was.
-    Products of factors are formed only when |c| <= 1 and c^(2^LEVELS) is a normal float,
+    Products of factors are formed only when |c| <= 1 and c^(2^most) is a normal float,
     so they can neither overflow nor underflow; otherwise the block is solved unhalved.
     """
     length = terms.size
@@ -183,7 +202,7 @@ def _solve_constant(
         0.0 < abs(factor) <= 1.0
         and (zeros.size + 1) * SPARSE <= length >= HALVING_MIN
     ):
-        while levels < LEVELS and abs(factor) ** 2 ** (levels + 1) >= TINY:
+        while levels < most and abs(factor) ** 2 ** (levels + 1) >= TINY:
             levels += 1
     if (
         following is not None

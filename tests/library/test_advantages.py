@@ -7,6 +7,7 @@ and, for packed streams, the per-episode loop tests.oracles.packed_gae_loop.
 from __future__ import annotations
 
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -169,6 +170,77 @@ def test_k_step_advantages_with_k_at_least_t_are_gae_with_lambda_one(trajectory,
         gae_recursive(rewards, values, gamma, 1.0),
         atol=1e-9,
     )
+
+
+# --- the time axis of the single-trajectory functions ------------------------------------------
+
+# Each function with its one-trajectory reference and the arguments after rewards and values.
+ALONG_AXIS = [
+    (td_errors, td_loop, (0.9,)),
+    (k_step_advantages, k_step_loop, (0.9, 3)),
+    (gae_recursive, gae_loop, (0.9, 0.8)),
+    (gae_explicit, gae_loop, (0.9, 0.8)),
+]
+
+
+@pytest.mark.parametrize(("function", "reference", "arguments"), ALONG_AXIS)
+@given(trajectory=trajectories(), data=st.data())
+def test_single_trajectory_functions_along_any_axis_equal_the_definition(
+    function, reference, arguments, trajectory, data
+):
+    # Time moved to a drawn axis (0 is a time-major (T, B) batch, as SB3 stores one), the
+    # result compared, moved back, with the definition applied to each time-last row.
+    rewards, values = trajectory
+    axis = data.draw(st.integers(-rewards.ndim, rewards.ndim - 1))
+    moved = [np.ascontiguousarray(np.moveaxis(array, -1, axis)) for array in (rewards, values)]
+    result = function(*moved, *arguments, axis=axis)
+    assert result.shape == moved[0].shape
+    np.testing.assert_allclose(
+        np.moveaxis(result, axis, -1),
+        per_trajectory(reference, rewards, values, *arguments),
+        atol=1e-9,
+    )
+
+
+@pytest.mark.parametrize(("function", "_", "arguments"), ALONG_AXIS)
+@pytest.mark.parametrize(
+    ("values_shape", "message"),
+    [
+        (
+            (3, 3),
+            "values must have one more entry than rewards along axis 0 (T+1 = 4); got shape (3, 3)",
+        ),
+        (
+            (4, 2),
+            "values must have the shape of rewards, (3, 3), on every axis but axis 0; "
+            "got shape (4, 2)",
+        ),
+        (
+            (4,),
+            "values must have the shape of rewards, (3, 3), on every axis but axis 0; "
+            "got shape (4,)",
+        ),
+    ],
+)
+def test_values_along_a_leading_time_axis_need_one_more_entry_there(
+    function, _, arguments, values_shape, message
+):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        function(np.ones((3, 3)), np.ones(values_shape), *arguments, axis=0)
+
+
+@pytest.mark.parametrize(("function", "_", "arguments"), ALONG_AXIS)
+@pytest.mark.parametrize("axis", [2, -3, 1.0, True])
+def test_a_time_axis_that_is_not_an_axis_of_rewards_is_refused(function, _, arguments, axis):
+    message = f"axis must be an integer in [-2, 2) for arrays of shape (3, 3); got {axis!r}"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        function(np.ones((3, 3)), np.ones((4, 3)), *arguments, axis=axis)
+
+
+def test_values_with_time_last_keep_the_messages_of_the_last_axis():
+    message = "values must have one more entry than rewards along the last axis (T+1 = 4); "
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+        gae_recursive(np.ones((2, 3)), np.ones((2, 3)), 0.9, 0.8, axis=1)
 
 
 # --- packed_gae ---------------------------------------------------------------------------------

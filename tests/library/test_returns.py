@@ -6,6 +6,8 @@ per-episode loop of tests.oracles.packed_returns_loop. Bad input is in test_bad_
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -107,6 +109,24 @@ def test_discounted_returns_equal_explicit_sums(pair, gamma):
     assert result.shape == rewards.shape
     for index in np.ndindex(rewards.shape[:-1]):
         np.testing.assert_allclose(result[index], returns_loop(rewards[index], gamma), atol=1e-9)
+
+
+@given(pair=terms_and_discounts(), gamma=unit, data=st.data())
+def test_discounted_returns_along_any_axis_equal_explicit_sums(pair, gamma, data):
+    # Time moved to a drawn axis (0 is a time-major (T, B) batch, as SB3 stores one).
+    rewards, _ = pair
+    axis = data.draw(st.integers(-rewards.ndim, rewards.ndim - 1))
+    moved = np.ascontiguousarray(np.moveaxis(rewards, -1, axis))
+    result = np.moveaxis(discounted_returns(moved, gamma, axis=axis), axis, -1)
+    for index in np.ndindex(rewards.shape[:-1]):
+        np.testing.assert_allclose(result[index], returns_loop(rewards[index], gamma), atol=1e-9)
+
+
+@pytest.mark.parametrize("axis", [2, -3, 0.0])
+def test_discounted_returns_refuse_an_axis_that_rewards_do_not_have(axis):
+    message = f"axis must be an integer in [-2, 2) for arrays of shape (2, 3); got {axis!r}"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        discounted_returns(np.ones((2, 3)), 0.9, axis=axis)
 
 
 # --- packed_discounted_returns ----------------------------------------------------------------

@@ -50,11 +50,13 @@ unit_edges = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0))
 # Steps per block of the banded solve (one step, a few, and the library's own length), and
 # times a block is halved before its serial solve (never, up to the library's own, and more).
 # A time-major array of fewer than `narrow` streams is solved stream by stream: 1 never,
-# the library's own threshold for the few streams these arrays have.
+# the library's own threshold for the few streams these arrays have. Rows shorter than
+# `sparse` steps keep their ends in place, halved as often as their length allows: 1 never.
 block_lengths = st.tuples(
     st.sampled_from([1, 2, 3, 7, 8, 64, _scan.BLOCK]),
-    st.sampled_from([0, 1, _stream.LEVELS, 5]),
+    st.sampled_from([0, 1, 3, _stream.LEVELS, 6]),
     st.sampled_from([1, _lanes.NARROW]),
+    st.sampled_from([1, _stream.SPARSE]),
 )
 
 
@@ -62,14 +64,14 @@ block_lengths = st.tuples(
 def blocks_of(block, levels=_stream.LEVELS, sparse=1, narrow=_lanes.NARROW):
     """Run the banded solve with blocks of ``block`` steps, each halved ``levels`` times.
 
-    ``block`` may also be a tuple (steps, levels, narrow). ``sparse=1`` halves a block
-    however many of its factors are 0, so that small arrays with dense stops take the
+    ``block`` may also be a tuple (steps, levels, narrow, sparse). ``sparse=1`` halves a
+    block however many of its factors are 0, so that small arrays with dense stops take the
     halved path too, however short. A time-major block of at least ``narrow`` streams is
     halved down to two rows (one, if ``block`` is 1 step); one of fewer is solved stream by
     stream.
     """
     if isinstance(block, tuple):
-        block, levels, narrow = block
+        block, levels, narrow, sparse = block
     names = [
         (_scan, "BLOCK", block),
         (_stream, "LEVELS", levels),
@@ -382,6 +384,20 @@ def test_packed_fast_forms_on_long_streams_equal_the_per_episode_sums(shape):
         gae = packed_gae(*batch, gamma, lam, method="banded")
         sums = packed_discounted_returns(*arguments, method="banded")
     np.testing.assert_allclose(gae, packed_gae_loop(*batch, gamma, lam), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sums, packed_returns_loop(*arguments), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(4096, 8), (2048, 24), (1500, 5), (300, 96)])
+def test_short_rows_at_the_librarys_own_settings_equal_the_per_episode_sums(shape):
+    # Rows of 8 or 24 steps are halved in place 3 times, rows of 5 never, rows of 96 (not a
+    # multiple of 2^LEVELS, but long enough) with their ends listed as stops.
+    rng = np.random.default_rng(6)
+    batch = random_packed(rng, shape, p_end=0.01)
+    rewards, _, next_values, terminated, truncated = batch
+    arguments = (rewards, next_values, terminated, truncated, 0.99)
+    gae = packed_gae(*batch, 0.99, 0.95, method="banded")
+    sums = packed_discounted_returns(*arguments, method="banded")
+    np.testing.assert_allclose(gae, packed_gae_loop(*batch, 0.99, 0.95), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(sums, packed_returns_loop(*arguments), rtol=1e-12, atol=1e-12)
 
 
