@@ -12,6 +12,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rlfound import (
     advantages,
@@ -34,6 +36,7 @@ from rlfound._validation import (
     SUPPORT_TOLERANCE,
     capped_power,
     check_enumeration_size,
+    check_finite_result,
     check_size,
 )
 from tests._library import public_functions
@@ -64,6 +67,31 @@ def test_capped_power_is_exact_below_the_cap_and_never_forms_a_huge_power():
     assert capped_power(2, 20) == MAX_ENUMERATION + 1  # 1048576 > 10**6: capped
     assert capped_power(2, 10**18) == MAX_ENUMERATION + 1  # returns at once
     assert capped_power(10, 6) == 10**6  # exactly at the cap: still exact
+
+
+@settings(deadline=None)
+@given(
+    size=st.integers(1, 3 << 14),
+    scale=st.sampled_from([1.0, 1e150, 1e200, 1e308]),
+    bad=st.sampled_from([None, np.inf, -np.inf, np.nan]),
+    strided=st.booleans(),
+    data=st.data(),
+)
+def test_the_result_check_finds_every_inf_and_nan_and_passes_every_finite_array(
+    size, scale, bad, strided, data
+):
+    """The one-pass check (a sum of squares by BLAS, or a sum) against np.isfinite, entry by
+    entry: squares overflow from about 1e154 on, where it must fall back, not fail."""
+    values = scale * np.random.default_rng(size).uniform(-1, 1, size=2 * size if strided else size)
+    array = values[::2] if strided else values
+    if bad is not None:
+        array[data.draw(st.integers(0, size - 1))] = bad
+    expected = bool(np.isfinite(array).all())
+    if expected:
+        assert check_finite_result(array, "the test") is array
+    else:
+        with raises("overflow in the test: the inputs are finite but the result is not"):
+            check_finite_result(array, "the test")
 
 
 def test_size_guards_count_with_integers_only():
