@@ -1,11 +1,13 @@
 """The API reference part of the book (``api/``), checked from its sources.
 
-tests/book/test_book.py checks the built pages: every public function on its module's page, the
-"Book:" lines as links to the equation and the chapter. Here: every module of the library has
-its page in the table of contents, every public name is defined where autodoc documents it
-(so no object is documented twice), and the docstring rewriting of ``_ext/api_reference.py``
-gives reStructuredText that links to the book, typesets the book's equation each "Book:" line
-names, and leaves the docstring's own plain-Unicode mathematics alone.
+tests/book/test_book.py checks the built pages (its build fixtures live there): every public
+function on its module's page, the "Book:" lines as links to the equation and the chapter, the
+equations they name typeset as the chapter typesets them. Here: every module of the library
+has its page in the table of contents, every public name is defined where autodoc documents
+it (so no object is documented twice), and the docstring rewriting of
+``_ext/api_reference.py`` gives reStructuredText that links to the book, typesets the book's
+equation each "Book:" line names, and leaves the docstring's own plain-Unicode mathematics
+alone.
 """
 
 from __future__ import annotations
