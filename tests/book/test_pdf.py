@@ -5,7 +5,8 @@ warnings as errors), into a temporary folder, and reads it back with poppler's `
 ``pdftotext`` and ``pdfimages``: every chapter, solution page and the bibliography are in it,
 no reference came out as ``??``, every figure is embedded, the equations are numbered, and
 XeLaTeX found a glyph for every character (Greek letters and symbols in text and code), and no
-line of a listing or a display equation runs past the text column, where the page cuts it.
+line of a listing or a display equation runs past the text column, where the page cuts it; the
+API pages show the book's equations with the chapters' numbers.
 It executes every chapter once more, so ``make test`` leaves it out (``make test-pdf`` runs it);
 it skips, saying what to install, where LaTeX or poppler is missing.
 """
@@ -211,3 +212,17 @@ def test_the_check_finds_a_cut_code_line_and_a_cut_equation(tmp_path):
     assert "a" * 50 in lines[found[0][2] - 1]
     # TeX reports a display at its end: the line after the formula.
     assert "s = a + b + c" in lines[found[1][2] - 2]
+
+
+def test_api_pages_tag_the_books_equations(pdf_build, pdf_text):
+    """An API entry's copy of a book equation is one display, tagged with the chapter's
+    number (a link to it), as the chapter shows it: (1.2) after discounted_cumsum's."""
+    tex = (pdf_build[0] / "rlfound.tex").read_text(encoding="utf-8")
+    assert r"\begin{sphinxuseclass}{book-equation}" not in tex
+    tags = re.findall(r"\\tag\*\{\(\\ref\{equation:([^}]+)\}\)\}", tex)
+    assert len(tags) >= 100
+    assert "chapters/01_foundations:eq-return-recursion" in tags
+    # The API entry, not the chapter's listing of the same function (which has no Book: line).
+    flat = " ".join(pdf_text.split())
+    entry = r"Discounted sums from every step.{0,600}?Book: equation \(1\.2\), chapter 1\."
+    assert re.search(entry + r" [^()]{10,80} \(1\.2\) ", flat)
