@@ -6,6 +6,11 @@ this extension
 - turns its "Book: ..." line into links: ``(eq-...)`` becomes a reference to that numbered
   equation, ``(sec-...)`` a reference to that section, and "chapter N" a link to chapter N
   (a dangling one fails the strict build like any broken reference);
+- typesets after the paragraph of "Book:" lines each equation they name, as the book does:
+  the LaTeX of that labeled equation, read from the chapter's source, and its number,
+  linked to the chapter. The docstring itself states its equation in plain Unicode, which
+  ``help()`` shows as it is; the LaTeX never enters it, so it cannot drift from the book's.
+  A label that no chapter defines is a build warning, hence an error in the strict build;
 - shows every indented block of its free text (the summary and the Notes), which is an
   equation or an aligned table in plain Unicode, as preformatted text: laid out as in the
   source, its alignment kept, and never read as reStructuredText;
@@ -26,6 +31,7 @@ import textwrap
 from functools import cache
 from pathlib import Path
 
+from equation_checks import book_equation_latex
 from sphinx.pycode import ModuleAnalyzer
 from sphinx.util import logging
 
@@ -45,6 +51,8 @@ PROTECTED = re.compile(r"(``.+?``|(?::[\w:.-]+:)?`[^`]+`_{0,2})")
 #: A trailing underscore that reStructuredText would read as a reference, as in ``f_+``.
 TRAILING_UNDERSCORE = re.compile(r"(?<=\w)_(?=$|[\s\-.,:;!?/'\")\]}>+])")
 TABLE_BORDER = re.compile(r"^\s*=+( +=+)+\s*$")
+#: Holds only a stylesheet: Jupyter Book 1 injects every .js file under the static paths.
+STATIC = Path(__file__).resolve().parent / "api_reference_static"
 
 
 @cache
@@ -67,6 +75,26 @@ def link_book_line(line: str, where: str) -> str:
     line = EQUATION.sub(r":eq:`\1`", line)
     line = SECTION.sub(r"(:ref:`\1`)", line)
     return CHAPTER.sub(chapter_link, line)
+
+
+@cache
+def _book_equations() -> dict[str, str]:
+    return book_equation_latex(ROOT)
+
+
+def typeset_book_equations(lines: list[str], where: str) -> list[str]:
+    """reStructuredText that typesets each equation the "Book:" ``lines`` name: the book's
+    LaTeX of that label, with the equation's number (a link to it) beside it."""
+    blocks = []
+    for label in EQUATION.findall(" ".join(lines)):
+        latex = _book_equations().get(label)
+        if latex is None:
+            LOGGER.warning(f"{where}: the book has no equation {label}", type="api_reference")
+            continue
+        blocks += ["", ".. container:: book-equation", "", "   .. math::", ""]
+        blocks += [f"      {text}" for text in latex.splitlines()]
+        blocks += ["", f"   :eq:`{label}`"]
+    return [*blocks, ""] if blocks else []
 
 
 def _indent(line: str) -> int:
@@ -130,8 +158,13 @@ def rewrite_docstring(lines: list[str], where: str) -> list[str]:
             result.extend(f"   {text}" if text.strip() else "" for text in block)
             result.append("")
         elif BOOK_LINE.match(line):
-            result.append(link_book_line(line, where))
-            index += 1
+            # The paragraph of consecutive "Book:" lines, then the equations they name.
+            book_lines = []
+            while index < len(lines) and BOOK_LINE.match(lines[index]):
+                book_lines.append(lines[index])
+                index += 1
+            result.extend(link_book_line(text, where) for text in book_lines)
+            result.extend(typeset_book_equations(book_lines, where))
         else:
             result.append(escape_markup(line))
             index += 1
@@ -195,7 +228,13 @@ def process_docstring(app, what, name, obj, options, lines):
     lines[:] = rewrite_docstring(list(lines), name)
 
 
+def _add_stylesheet(app, config):
+    config.html_static_path.append(str(STATIC))
+
+
 def setup(app):
+    app.connect("config-inited", _add_stylesheet)
+    app.add_css_file("api_reference.css")
     # Before numpydoc (priority 500) splits the docstring into its sections.
     app.connect("autodoc-process-docstring", process_docstring, priority=400)
     app.connect("source-read", add_reexported_constants)

@@ -43,6 +43,37 @@ def equation_labels(text: str) -> list[str]:
     return [label for _, label in sorted(found)]
 
 
+#: A labeled display equation with its body: the opening ``$$`` (alone or followed by the
+#: first line of the body) up to the closing ``$$ (label)``; or a ``{math}`` directive's body,
+#: after its options, up to its closing fence.
+DOLLAR_EQUATION = re.compile(
+    r"^\$\$(?P<body>(?:(?!\$\$).)*?)^\$\$[ \t]*\((?P<label>[A-Za-z0-9_-]+)\)[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
+MATH_DIRECTIVE_BODY = re.compile(
+    r"^(?P<fence>`{3,}|~{3,}|:{3,})\{math\}[^\n]*\n(?P<options>(?:[ \t]*:[^\n]*\n)*)"
+    r"(?P<body>.*?)^(?P=fence)[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+def equation_latex(text: str) -> dict[str, str]:
+    """The LaTeX of each labeled display equation of one MyST source, by label, in order.
+
+    The body as the source writes it, stripped of the blank space around it: what the
+    book typesets under that label (the API reference shows it again, _ext/api_reference.py).
+    """
+    found = [
+        (match.start(), match["label"], match["body"]) for match in DOLLAR_EQUATION.finditer(text)
+    ]
+    for match in MATH_DIRECTIVE_BODY.finditer(text):
+        for line in match["options"].splitlines():
+            key, _, value = line.strip()[1:].partition(":")
+            if key.strip() == "label":
+                found.append((match.start(), value.strip(), match["body"]))
+    return {label: body.strip() for _, label, body in sorted(found)}
+
+
 def book_sources(root: Path = ROOT) -> list[Path]:
     """The Markdown sources whose labeled equations the rule covers."""
     return [
@@ -58,6 +89,15 @@ def book_equations(root: Path = ROOT) -> dict[str, Path]:
         label: path
         for path in book_sources(root)
         for label in equation_labels(path.read_text(encoding="utf-8"))
+    }
+
+
+def book_equation_latex(root: Path = ROOT) -> dict[str, str]:
+    """The LaTeX of every labeled equation of the book, by label."""
+    return {
+        label: latex
+        for path in book_sources(root)
+        for label, latex in equation_latex(path.read_text(encoding="utf-8")).items()
     }
 
 

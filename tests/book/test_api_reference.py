@@ -1,10 +1,13 @@
 """The API reference part of the book (``api/``), checked from its sources.
 
-tests/book/test_book.py checks the built pages: every public function on its module's page, the
-"Book:" lines as links to the equation and the chapter. Here: every module of the library has
-its page in the table of contents, every public name is defined where autodoc documents it
-(so no object is documented twice), and the docstring rewriting of ``_ext/api_reference.py``
-gives reStructuredText that links to the book and leaves the mathematics alone.
+tests/book/test_book.py checks the built pages (its build fixtures live there): every public
+function on its module's page, the "Book:" lines as links to the equation and the chapter, the
+equations they name typeset as the chapter typesets them. Here: every module of the library
+has its page in the table of contents, every public name is defined where autodoc documents
+it (so no object is documented twice), and the docstring rewriting of
+``_ext/api_reference.py`` gives reStructuredText that links to the book, typesets the book's
+equation each "Book:" line names, and leaves the docstring's own plain-Unicode mathematics
+alone.
 """
 
 from __future__ import annotations
@@ -12,7 +15,11 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import os
 import re
+import subprocess
+import sys
+import textwrap
 
 import pytest
 import yaml
@@ -22,7 +29,12 @@ from tests._book import ROOT
 from tests._library import public_module
 from tests._solutions import load_module
 
+# The API reference reads the book's equations with the {checked} role's reader, which it
+# imports as Sphinx loads it: from the extensions' folder on the path.
+if str(ROOT / "_ext") not in sys.path:
+    sys.path.append(str(ROOT / "_ext"))
 api_reference = load_module(ROOT / "_ext" / "api_reference.py", "_api_reference")
+equation_checks = load_module(ROOT / "_ext" / "equation_checks.py", "_equation_checks")
 
 MODULES = [name for name in rlfound.__all__ if name != "__version__"]
 
@@ -161,3 +173,94 @@ def test_the_docstrings_name_chapters_that_exist():
     assert numbers
     for number in numbers:
         assert api_reference.chapter_document(number) is not None, number
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("$$\nx = 1\n$$ (eq-one)\n", {"eq-one": "x = 1"}),
+        ("$$ a\n  + b\n$$ (eq-two)\n", {"eq-two": "a\n  + b"}),
+        # An unlabeled display before a labeled one does not leak into its body.
+        ("$$\nu\n$$\n\ntext\n\n$$\nv\n$$ (eq-v)\n", {"eq-v": "v"}),
+        ("```{math}\n:label: eq-m\n:nowrap:\n\nm = 2\n```\n", {"eq-m": "m = 2"}),
+        (":::{math}\n:label: eq-c\nc\n:::\n", {"eq-c": "c"}),
+    ],
+)
+def test_the_latex_of_a_labeled_equation_is_read_from_the_source(source, expected):
+    assert equation_checks.equation_latex(source) == expected
+
+
+def test_every_labeled_equation_of_the_book_has_its_latex():
+    """The two readers of _ext/equation_checks.py agree on every source of the book."""
+    for path in equation_checks.book_sources():
+        text = path.read_text(encoding="utf-8")
+        latex = equation_checks.equation_latex(text)
+        assert list(latex) == equation_checks.equation_labels(text), path.name
+        assert all(body and "$$" not in body and "\n\n" not in body for body in latex.values())
+
+
+def test_a_book_line_typesets_the_equations_it_names():
+    from rlfound import groups
+
+    lines = api_reference.rewrite_docstring(docstring_lines(groups.leave_one_out_advantages), "x")
+    text = "\n".join(lines)
+    book = equation_checks.book_equation_latex()
+    start = text.index("Book: equation :eq:`eq-loo-baseline`")
+    # Both lines stay one paragraph; the equations follow it, each with its number.
+    for label in ("eq-loo-baseline", "eq-rloo-identity"):
+        block = (
+            ".. container:: book-equation\n\n   .. math::\n\n"
+            + "\n".join(f"      {line}" for line in book[label].splitlines())
+            + f"\n\n   :eq:`{label}`\n"
+        )
+        assert text.index(block) > start, label
+    assert "\n\nBook: equation :eq:`eq-rloo-identity`" not in text
+    # The docstring's own equation stays its plain-Unicode block.
+    assert "   A_i = R_i - (1 / (N - 1)) Σ_{k≠i} R_k\n" in text
+
+
+def test_the_docstrings_hold_no_latex():
+    """``help()`` shows the docstrings as written: their mathematics is plain Unicode, the
+    LaTeX on the API pages comes from the book."""
+    for module_name in MODULES:
+        module = importlib.import_module(f"rlfound.{module_name}")
+        for name in ("", *module.__all__):
+            docstring = inspect.getdoc(getattr(module, name) if name else module) or ""
+            found = re.findall(r"\\[A-Za-z]{2,}|\.\. math::|:math:`", docstring)
+            assert not found, (module_name, name, found)
+
+
+SAMPLE = '''
+def lookup(x):
+    """Return x.
+
+    Book: equation (eq-no-such-equation), chapter 1.
+    """
+    return x
+'''
+
+
+def test_a_book_line_naming_no_equation_of_the_book_fails_the_strict_build(tmp_path):
+    """As the book is built (``-W --keep-going``), with the extension and numpydoc."""
+    (tmp_path / "sample_api.py").write_text(textwrap.dedent(SAMPLE), encoding="utf-8")
+    (tmp_path / "conf.py").write_text(
+        "extensions = ['sphinx.ext.autodoc', 'numpydoc', 'api_reference']\n", encoding="utf-8"
+    )
+    (tmp_path / "index.rst").write_text(
+        "Sample\n======\n\n.. autofunction:: sample_api.lookup\n", encoding="utf-8"
+    )
+    environment = {**os.environ, "PYTHONPATH": f"{ROOT / '_ext'}:{tmp_path}:{ROOT}"}
+    sphinx = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
+    completed = subprocess.run(
+        [*sphinx, str(tmp_path), str(tmp_path / "_build")],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode != 0
+    assert (
+        "WARNING: sample_api.lookup: the book has no equation eq-no-such-equation"
+        in completed.stderr
+    ), completed.stderr

@@ -273,6 +273,45 @@ def test_book_lines_link_to_the_equation_and_the_chapter(built_site: Path):
     assert checked >= 100
 
 
+def displayed_latex(block) -> str:
+    """The LaTeX of a typeset display (a ``div.math``), without its number and the delimiters
+    and ``split`` wrapper Sphinx adds; line by line, since MyST keeps the source's line breaks
+    around it and reStructuredText does not."""
+    text = "".join(child.get_text() for child in block.children if child.name != "span")
+    text = text.strip().removeprefix("\\[").removesuffix("\\]").strip()
+    text = text.removeprefix("\\begin{split}").removesuffix("\\end{split}")
+    return "\n".join(line.strip() for line in text.strip().splitlines())
+
+
+def test_api_entries_typeset_the_books_equations(built_site: Path):
+    """Every public function whose "Book:" line names an equation shows it typeset, the same
+    LaTeX as the chapter's, each with the chapter's number linked to it."""
+    checked = 0
+    for module_name in (name for name in rlfound.__all__ if name[0] != "_"):
+        module = importlib.import_module(f"rlfound.{module_name}")
+        soup = soup_of(built_site / "api" / f"{module_name}.html")
+        for name in module.__all__:
+            docstring = inspect.getdoc(getattr(module, name)) or ""
+            book = " ".join(re.findall(r"^Book:.*$", docstring, re.MULTILINE))
+            labels = re.findall(r"\((eq-[a-z0-9-]+)\)", book)
+            if not inspect.isfunction(getattr(module, name)) or not labels:
+                continue
+            entry = soup.find("dt", id=f"{module.__name__}.{name}").find_next_sibling("dd")
+            shown = entry.select("div.book-equation")
+            assert len(shown) == len(labels), f"{module_name}.{name}"
+            for label, block in zip(labels, shown, strict=True):
+                number = block.select_one("p > a")
+                chapter, _, anchor = number["href"].partition("#")
+                assert anchor == f"equation-{label}", f"{module_name}.{name}"
+                original = soup_of(built_site / "api" / chapter).find(id=anchor)
+                eqno = original.select_one("span.eqno").find(string=True).strip()
+                assert number.get_text() == eqno, label
+                latex = displayed_latex(block.select_one("div.math"))
+                assert latex and latex == displayed_latex(original), f"{module_name}.{name}"
+            checked += 1
+    assert checked >= 100
+
+
 def test_an_api_entry_shows_its_equation_and_examples(built_site: Path):
     soup = soup_of(built_site / "api" / "returns.html")
     entry = soup.find("dt", id="rlfound.returns.discounted_cumsum").find_next_sibling("dd")
