@@ -515,7 +515,7 @@ def whiten_advantages(
     eps_form: str = "variance",
     shift_mean: bool = True,
 ) -> np.ndarray:
-    """Whiten advantages with one mean and one spread taken over every valid token of a batch.
+    r"""Whiten advantages with one mean and one spread taken over every valid token of a batch.
 
         μ = Σ m_j A_j / n,    σ² = Σ m_j (A_j - μ)² / (n - ddof),    n = Σ m_j,
 
@@ -564,6 +564,21 @@ def whiten_advantages(
 
     Notes
     -----
+    .. math::
+
+       \mu = \frac{1}{n} \sum_j m_j A_j, \qquad
+       \sigma^2 = \frac{1}{n - \mathrm{ddof}} \sum_j m_j (A_j - \mu)^2, \qquad
+       n = \sum_j m_j,
+
+    .. math::
+
+       \hat A_j = \frac{A_j - \mu}{s}, \qquad
+       s = \begin{cases}
+       \sqrt{\sigma^2 + \epsilon} & \text{eps\_form = "variance"} \\
+       \sqrt{\max(\sigma^2, \epsilon)} & \text{eps\_form = "floor"} \\
+       \sigma + \epsilon & \text{eps\_form = "std"}
+       \end{cases}
+
     Checked in the trainers' code:
 
     - verl, ``masked_whiten`` in ``verl/utils/torch_functional.py`` (volcengine/verl at

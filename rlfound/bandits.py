@@ -59,7 +59,7 @@ def _check_logits_and_rewards(
 
 @finite_output()
 def bandit_objective(logits: ArrayLike, action_rewards: ArrayLike) -> float:
-    """Expected reward of a softmax policy in a one-state bandit.
+    r"""Expected reward of a softmax policy in a one-state bandit.
 
         J(θ) = Σ_a π_θ(a) q(a).
 
@@ -79,6 +79,12 @@ def bandit_objective(logits: ArrayLike, action_rewards: ArrayLike) -> float:
     ------
     ValueError
         If either input is not a finite 1-D array, or their lengths differ.
+
+    Notes
+    -----
+    .. math::
+
+       J(\boldsymbol{\theta}) = \sum_a \pi_{\boldsymbol{\theta}}(a)\, q(a)
 
     References
     ----------

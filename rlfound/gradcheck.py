@@ -79,7 +79,7 @@ def _scalar_value(
 def numerical_gradient(
     f: Callable[[np.ndarray], Any], x: ArrayLike, eps: float = 1e-6
 ) -> np.ndarray:
-    """Gradient of a scalar function by central finite differences.
+    r"""Gradient of a scalar function by central finite differences.
 
         ∂f/∂x_i ≈ (f(x + ε e_i) - f(x - ε e_i)) / (2 ε),
 
@@ -108,6 +108,13 @@ def numerical_gradient(
         change an entry of ``x`` (x + eps and x - eps round to the same number, which would
         give a zero gradient whatever ``f`` is); and, starting ``"overflow in"``, if a
         difference overflows the float64 range.
+
+    Notes
+    -----
+    .. math::
+
+       \frac{\partial f}{\partial x_i} \approx
+       \frac{f(x + \varepsilon \mathbf{e}_i) - f(x - \varepsilon \mathbf{e}_i)}{2 \varepsilon}
 
     References
     ----------
@@ -144,7 +151,7 @@ def numerical_gradient(
 def relative_error(
     a: ArrayLike, b: ArrayLike, floor: float = 1e-8
 ) -> np.ndarray:
-    """Elementwise relative difference between two arrays of the same shape.
+    r"""Elementwise relative difference between two arrays of the same shape.
 
         err_i = |a_i - b_i| / max(|a_i|, |b_i|, floor).
 
@@ -168,6 +175,12 @@ def relative_error(
     ValueError
         If ``a`` or ``b`` is not a finite real array, their shapes differ, or ``floor`` is
         not positive and finite.
+
+    Notes
+    -----
+    .. math::
+
+       \mathrm{err}_i = \frac{|a_i - b_i|}{\max(|a_i|, |b_i|, \mathrm{floor})}
 
     Examples
     --------
@@ -193,7 +206,7 @@ def check_gradient(
     rtol: float = 1e-5,
     atol: float = 1e-8,
 ) -> GradientCheck:
-    """Compare an analytic gradient with central finite differences of ``f``.
+    r"""Compare an analytic gradient with central finite differences of ``f``.
 
     The check passes when, for every entry i,
 
@@ -225,6 +238,12 @@ def check_gradient(
     ValueError
         As :func:`numerical_gradient`; and if ``x`` is empty, the analytic gradient is not a
         finite real array with the shape of ``x``, or a tolerance is negative or non-finite.
+
+    Notes
+    -----
+    .. math::
+
+       |g_i - \hat g_i| \le \mathrm{atol} + \mathrm{rtol}\, |\hat g_i| \quad \text{for every } i
 
     References
     ----------

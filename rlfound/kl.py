@@ -512,7 +512,7 @@ def k_abs(
     ref_logprobs: ArrayLike,
     mask: ArrayLike | None = None,
 ) -> np.ndarray:
-    """The absolute log-ratio |k1| of each sampled token: a KL penalty that is never negative.
+    r"""The absolute log-ratio |k1| of each sampled token: a KL penalty that is never negative.
 
         k_abs(x) = |log π(x) - log π_ref(x)|.
 
@@ -544,6 +544,10 @@ def k_abs(
 
     Notes
     -----
+    .. math::
+
+       k_{\mathrm{abs}}(x) = \left| \log \pi(x) - \log \pi_{\mathrm{ref}}(x) \right|
+
     Checked in the trainers' code: verl ``kl_penalty_forward`` in
     ``verl/trainer/ppo/core_algos.py`` (volcengine/verl at commit
     b178a3cd56f58b2d502255daba591e92833930a7), ``"abs"``: ``(logprob - ref_logprob).abs()``,
@@ -1238,7 +1242,7 @@ def ipo_loss(
     ref_rejected_logprobs: ArrayLike,
     beta: float,
 ) -> np.ndarray:
-    """The IPO loss of each preference pair: the squared distance of the log-ratio gap to 1/(2β).
+    r"""The IPO loss of each preference pair: the squared distance of the log-ratio gap to 1/(2β).
 
         loss = (h - 1 / (2β))²,    h = log(π(c) / π_ref(c)) - log(π(r) / π_ref(r)),
 
@@ -1273,6 +1277,11 @@ def ipo_loss(
 
     Notes
     -----
+    .. math::
+
+       \ell = \left(h - \frac{1}{2\beta}\right)^2, \qquad
+       h = \log \frac{\pi(c)}{\pi_{\mathrm{ref}}(c)} - \log \frac{\pi(r)}{\pi_{\mathrm{ref}}(r)}
+
     Checked in the trainers' code: OpenRLHF ``DPOLoss(ipo=True)`` in
     ``openrlhf/models/loss.py`` (OpenRLHF/OpenRLHF at commit
     3c3be6234e0cb353e76bb8019947db9dfe99fca7) is this loss of the summed log-probabilities.

@@ -219,15 +219,56 @@ def test_a_book_line_typesets_the_equations_it_names():
     assert "   A_i = R_i - (1 / (N - 1)) Σ_{k≠i} R_k\n" in text
 
 
-def test_the_docstrings_hold_no_latex():
-    """``help()`` shows the docstrings as written: their mathematics is plain Unicode, the
-    LaTeX on the API pages comes from the book."""
+def _public_docstrings():
+    """(module name, name, docstring) of every public module, function and class."""
     for module_name in MODULES:
         module = importlib.import_module(f"rlfound.{module_name}")
         for name in ("", *module.__all__):
-            docstring = inspect.getdoc(getattr(module, name) if name else module) or ""
-            found = re.findall(r"\\[A-Za-z]{2,}|\.\. math::|:math:`", docstring)
-            assert not found, (module_name, name, found)
+            yield module_name, name, inspect.getdoc(getattr(module, name) if name else module) or ""
+
+
+def _notes_math(docstring: str) -> list[str]:
+    """The bodies of the ``.. math::`` blocks of a docstring's Notes section."""
+    notes = re.search(
+        r"^Notes\n-----\n(.*?)(?=^[A-Z][A-Za-z ]*\n-{3,}$|\Z)", docstring, re.M | re.S
+    )
+    return re.findall(r"^\.\. math::\n\n((?:   .*\n|\n)+)", notes[1] if notes else "", re.M)
+
+
+def test_the_docstrings_hold_latex_only_in_the_math_of_their_notes():
+    """``help()`` shows the docstrings as written: their summaries' mathematics is plain
+    Unicode. The LaTeX on the API pages comes from the book, or, for an equation the book does
+    not state as a numbered display, from a ``.. math::`` block in the Notes."""
+    for module_name, name, docstring in _public_docstrings():
+        outside = docstring
+        for body in _notes_math(docstring):
+            outside = outside.replace(body, "")
+        found = re.findall(r"\\[A-Za-z]{2,}|:math:`", outside)
+        assert not found, (module_name, name, found)
+        if _notes_math(docstring):
+            assert not re.search(r"^Book: equations? \(eq-", docstring, re.M), (
+                f"{module_name}.{name}: the book's equation is typeset from the book"
+            )
+
+
+def test_every_equation_of_a_docstring_is_typeset_on_its_api_page():
+    """A function whose summary states an equation (an indented block of its free text) names
+    the book's equation in its "Book:" line, or carries the equation in LaTeX in its Notes."""
+    untypeset = []
+    for module_name, name, docstring in _public_docstrings():
+        obj = getattr(importlib.import_module(f"rlfound.{module_name}"), name) if name else None
+        if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+            continue
+        summary = re.split(r"^[A-Z][A-Za-z ]*\n-{3,}$", docstring, maxsplit=1, flags=re.M)[0]
+        states = re.search(r"\n\n {4}\S", summary)
+        book = re.search(r"^Book: equations? \(eq-", docstring, re.M)
+        if states and not book and not _notes_math(docstring):
+            untypeset.append(f"{module_name}.{name}")
+    assert not untypeset, untypeset
+    (k_abs,) = _notes_math(inspect.getdoc(rlfound.kl.k_abs))
+    assert k_abs.strip() == (
+        r"k_{\mathrm{abs}}(x) = \left| \log \pi(x) - \log \pi_{\mathrm{ref}}(x) \right|"
+    )
 
 
 SAMPLE = '''

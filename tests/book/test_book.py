@@ -312,6 +312,27 @@ def test_api_entries_typeset_the_books_equations(built_site: Path):
     assert checked >= 100
 
 
+def test_api_entries_typeset_the_latex_of_their_notes(built_site: Path):
+    """An equation the book has no numbered display for is typeset from the ``.. math::``
+    block of the docstring's Notes (tests/book/test_api_reference.py says which have one)."""
+    checked = 0
+    for module_name in (name for name in rlfound.__all__ if name[0] != "_"):
+        module = importlib.import_module(f"rlfound.{module_name}")
+        soup = soup_of(built_site / "api" / f"{module_name}.html")
+        for name in module.__all__:
+            docstring = inspect.getdoc(getattr(module, name)) or ""
+            blocks = re.findall(r"^\.\. math::\n\n((?:   .*\n|\n)+)", docstring + "\n", re.M)
+            if not blocks:
+                continue
+            entry = soup.find("dt", id=f"{module.__name__}.{name}").find_next_sibling("dd")
+            shown = [displayed_latex(block) for block in entry.select("div.math")]
+            for body in blocks:
+                latex = "\n".join(line.strip() for line in body.strip().splitlines())
+                assert latex in shown, f"{module_name}.{name}: {shown}"
+            checked += 1
+    assert checked >= 7
+
+
 def test_an_api_entry_shows_its_equation_and_examples(built_site: Path):
     soup = soup_of(built_site / "api" / "returns.html")
     entry = soup.find("dt", id="rlfound.returns.discounted_cumsum").find_next_sibling("dd")
