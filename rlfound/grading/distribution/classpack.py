@@ -10,15 +10,16 @@
     DIR/solutions-teaching-team-only/   with ``with_solutions``: the worked solutions as
                              notebooks and the reference solution of every code exercise
 
-The chapters and the solution pages are the book's MyST Markdown notebooks, shipped in the
-wheel as ``rlfound.chapters`` and next to ``rlfound.solutions`` (``pyproject.toml`` maps the
-book's folders into the package), converted with jupytext, and their Markdown converted
-from MyST to plain Markdown (:mod:`rlfound.grading.distribution.plain`): boxes, numbered
-cross-references, citations and the code of every ``listing`` (a library function, or a
-reference solution read from the teaching team's folder) read in any Jupyter without an
-extension. Cross-references link to the pack's own notebooks. The
-starters are those of ``rlfound starter``, so a pack never holds solution code unless asked
-to.
+The chapters and the solution pages are the book's MyST Markdown notebooks, the chapters
+shipped in the students' wheel as ``rlfound.chapters`` (``pyproject.toml`` maps the book's
+folder into the package), the solution pages in the teaching team's ``rlfound_instructor``
+or a checkout's ``solutions/`` (:data:`~rlfound.grading.authoring.spec.BOOK_SOLUTIONS`),
+converted with jupytext, and their Markdown converted from MyST to plain Markdown
+(:mod:`rlfound.grading.distribution.plain`): boxes, numbered cross-references, citations and
+the code of every ``listing`` (a library function, or a reference solution read from that
+folder) read in any Jupyter without an extension. Cross-references link to the pack's own
+notebooks. The starters are those of ``rlfound starter``, so a pack never holds solution code
+unless asked to.
 """
 
 from __future__ import annotations
