@@ -15,10 +15,20 @@ listing scroll sideways; equation lines are kept as written, their alignment mat
 
 Options, as for ``code-block``: ``:caption:``, ``:linenos:``, ``:lineno-start:`` and
 ``:emphasize-lines:`` (line numbers of the listing as shown, its ``def`` line being 1).
+
+The worked-solution pages show the reference solutions the same way:
+``{listing} solutions.gae_recursion.gae_recursive`` reads ``solutions/gae_recursion.py``. The
+top-level names the configuration value ``listing_roots`` maps to folders of the book
+(``{"solutions": "solutions"}`` by default, relative to the book's root) are read from those
+folders, not imported. Their code is no library function: it has no API page, so its listing
+has no link and no ``library-listing`` class, and two more options say what it shows:
+``:solution:`` the object's ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region, dedented,
+``:verbatim:`` the whole object as written (the reader, :mod:`rlfound._listing`, explains both).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from docutils import nodes
@@ -51,18 +61,28 @@ class ListingDirective(SphinxDirective):
         "linenos": directives.flag,
         "lineno-start": int,
         "emphasize-lines": directives.unchanged_required,
+        "solution": directives.flag,
+        "verbatim": directives.flag,
     }
 
     def run(self) -> list[nodes.Node]:
+        roots = listing_roots(self.config.listing_roots, self.env.srcdir)
         try:
-            listing = read_listing(self.arguments[0])
+            listing = read_listing(
+                self.arguments[0],
+                roots,
+                solution="solution" in self.options,
+                verbatim="verbatim" in self.options,
+            )
         except (ListingError, OSError, SyntaxError) as error:
             raise self.error(f"listing {self.arguments[0]!r}: {error}") from error
         self.env.note_dependency(str(listing.path))
+        library = listing.module.partition(".")[0] not in roots
 
         block = nodes.literal_block(listing.code, listing.code)
         block["language"] = "python"
-        block["classes"].append("library-listing")
+        if library:
+            block["classes"].append("library-listing")
         if "linenos" in self.options or "lineno-start" in self.options:
             block["linenos"] = True
             block["highlight_args"] = {"linenostart": self.options.get("lineno-start", 1)}
@@ -76,6 +96,8 @@ class ListingDirective(SphinxDirective):
         shown: nodes.Element = block
         if "caption" in self.options:
             shown = container_wrapper(self, block, self.options["caption"])
+        if not library:
+            return [shown]
 
         reference = addnodes.pending_xref(
             "",
@@ -92,6 +114,12 @@ class ListingDirective(SphinxDirective):
         return [shown, link]
 
 
+def listing_roots(configured: dict[str, str], srcdir: str | Path) -> dict[str, Path]:
+    """The folders of ``listing_roots`` (paths relative to the book's root), as paths."""
+    return {name: Path(srcdir, folder) for name, folder in configured.items()}
+
+
 def setup(app):
+    app.add_config_value("listing_roots", {"solutions": "solutions"}, "env", [dict])
     app.add_directive("listing", ListingDirective)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -83,7 +83,8 @@ def _book(app):
 
     source = Path(app.srcdir)
     folders = {name: source / name for name in ("chapters", "solutions")}
-    roots = {"rlfound": source / "rlfound", **folders}
+    # The folders {listing} reads solution code from (_ext/listing.py's listing_roots).
+    roots = {name: source / folder for name, folder in app.config.listing_roots.items()}
     bibliography = Path(app.srcdir, app.config.bibtex_bibfiles[0])
     return plain.load_book(folders, bibliography, roots)
 

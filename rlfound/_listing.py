@@ -22,6 +22,17 @@ names a renamed argument still accepts) are left out, unless the guard also chec
 inputs for the function (``inputs=``). So is a statement whose first line ends in
 :data:`FAST_PATH` (a dispatch to a faster form of the same computation, with its body): the
 listing shows the clear form.
+
+The book also shows code that is not the library's: the reference solutions of its exercises,
+on the worked-solution pages. They are not importable under one name everywhere (a checkout
+holds them in ``solutions/`` next to ``rlfound/``; the teaching team's installation as the
+package ``rlfound_instructor``), so the caller passes ``roots``, a mapping from a top-level
+name to the folder it stands for: with ``roots={"solutions": folder}``, the object path
+``solutions.gae_recursion.gae_recursive`` is read from ``folder/gae_recursion.py``, statically
+as the library is. Two forms show such code as a solution page does: ``solution=True`` the
+lines between the object's ``### BEGIN SOLUTION`` and ``### END SOLUTION`` markers (the
+region a student's starter replaces), dedented; ``verbatim=True`` the whole object as written,
+its decorators and docstring included.
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ import importlib.util
 import inspect
 import re
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -42,6 +54,10 @@ PROSE_WIDTH = 77
 #: A numpydoc section starts with its name over a line of dashes.
 SECTION = re.compile(r"^[A-Z][A-Za-z ]*\n-{3,}$", re.MULTILINE)
 SENTENCE_END = re.compile(r"(?<=[.])\s+(?=[A-Z])")
+#: The lines that open and close the solution region of a reference solution (the
+#: nbgrader-style markers of the grader's starters, rlfound.grading.authoring.starter).
+BEGIN_SOLUTION = re.compile(r"^[ \t]*### BEGIN SOLUTION[ \t]*$")
+END_SOLUTION = re.compile(r"^[ \t]*### END SOLUTION[ \t]*$")
 
 
 class ListingError(ValueError):
@@ -63,8 +79,28 @@ class Listing(NamedTuple):
         return f"{self.module}.{self.name}"
 
 
-def module_file(module: str) -> Path:
-    """The source file of a module, found without importing it."""
+def module_file(
+    module: str, roots: Mapping[str, Path] | None = None
+) -> Path:
+    """The source file of a module, found without importing it.
+
+    A module whose top-level name is a key of ``roots`` is a file or package under that
+    folder (see the module docstring); any other is found on the import path.
+    """
+    top, _, rest = module.partition(".")
+    if roots and top in roots:
+        parts = rest.split(".") if rest else []
+        if not all(part.isidentifier() for part in parts):
+            raise ListingError(f"{module!r} is not a dotted module name")
+        folder = Path(roots[top]).joinpath(*parts[:-1])
+        found = (
+            _submodule_file(folder, parts[-1])
+            if parts
+            else folder / "__init__.py"
+        )
+        if found is None or not found.is_file():
+            raise ListingError(f"no module {module!r} in {roots[top]}")
+        return found
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError) as error:
@@ -266,13 +302,13 @@ def _reexport(
 
 
 def find_source(
-    module: str, name: str
+    module: str, name: str, roots: Mapping[str, Path] | None = None
 ) -> tuple[str, Path, str, ast.FunctionDef | ast.ClassDef]:
     """The module, file, source text and node that define ``module.name``, statically.
 
     A name the module does not define but re-exports (``from ._report import report``, or
     ``from ._report import (report, summary)``) is looked up in the module it comes from, and
-    so on along a chain of re-exports.
+    so on along a chain of re-exports. ``roots`` is as for :func:`module_file`.
 
     Raises
     ------
@@ -280,7 +316,7 @@ def find_source(
         When no module along the chain defines the name as a top-level function or class, or
         when the re-exports go round in a circle.
     """
-    path = module_file(module)
+    path = module_file(module, roots)
     chain: list[str] = []
     visited: set[tuple[str, str]] = set()
     while True:
@@ -304,18 +340,14 @@ def find_source(
             raise ListingError(
                 f"the re-exports of {name!r} go round: {' -> '.join(chain)}"
             )
-        path = target if target is not None else module_file(module)
+        path = target if target is not None else module_file(module, roots)
 
 
-def read_listing(object_path: str) -> Listing:
-    """Read a public function or class from the file that defines it, its docstring trimmed.
-
-    ``object_path`` is the public path (``rlfound.module.function``); the file may be a private
-    one that the module re-exports the function from (see :func:`find_source`).
-    """
-    module, name = split_object_path(object_path)
-    _, path, source, node = find_source(module, name)
-    lines = source.splitlines()
+def _trimmed(
+    lines: list[str], node: ast.FunctionDef | ast.ClassDef
+) -> tuple[list[str], int]:
+    """The lines of the listing of ``node``, docstring trimmed and guards left out, and
+    the number of its first line in the file."""
     shown_decorators = [d for d in node.decorator_list if not _is_hidden(d)]
     decorators = [
         lines[d.lineno - 1 : d.end_lineno] for d in shown_decorators
@@ -340,12 +372,89 @@ def read_listing(object_path: str) -> Listing:
         ]
         shown = [*lines[first - 1 : body_first.lineno - 1], *trimmed, *after]
     shown = [line for decorator in decorators for line in decorator] + shown
+    return shown, min([first, *(d.lineno for d in shown_decorators)])
+
+
+def _extent(lines: list[str], node: ast.AST) -> int:
+    """The number of the last line that belongs to ``node``'s block: its last statement,
+    and the comments indented under it that follow (the AST ends at the statement)."""
+    column = _indentation(lines[node.lineno - 1])
+    last = node.end_lineno
+    for number in range(node.end_lineno + 1, len(lines) + 1):
+        line = lines[number - 1]
+        if line.strip():
+            if _indentation(line) <= column:
+                break
+            last = number
+    return last
+
+
+def _indentation(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _solution_region(
+    lines: list[str], node: ast.AST, qualified_name: str
+) -> tuple[list[str], int]:
+    """The dedented lines between the one solution region's markers inside ``node``, and
+    the number of the first of them."""
+    numbers = range(node.lineno, _extent(lines, node) + 1)
+    begins = [n for n in numbers if BEGIN_SOLUTION.match(lines[n - 1])]
+    if len(begins) != 1:
+        raise ListingError(
+            f"{qualified_name} has {len(begins)} '### BEGIN SOLUTION' "
+            "lines; a solution listing shows exactly one region"
+        )
+    ends = [
+        n
+        for n in numbers
+        if n > begins[0] and END_SOLUTION.match(lines[n - 1])
+    ]
+    if not ends:
+        raise ListingError(
+            f"{qualified_name}: the '### BEGIN SOLUTION' of line {begins[0]} "
+            "has no '### END SOLUTION'"
+        )
+    region = lines[begins[0] : ends[0] - 1]
+    if not any(line.strip() for line in region):
+        raise ListingError(f"{qualified_name}: its solution region is empty")
+    return textwrap.dedent("\n".join(region)).split("\n"), begins[0] + 1
+
+
+def read_listing(
+    object_path: str,
+    roots: Mapping[str, Path] | None = None,
+    *,
+    solution: bool = False,
+    verbatim: bool = False,
+) -> Listing:
+    """Read a public function or class from the file that defines it, its docstring trimmed.
+
+    ``object_path`` is the public path (``rlfound.module.function``); the file may be a private
+    one that the module re-exports the function from (see :func:`find_source`). ``roots``
+    maps top-level names to folders (``{"solutions": folder}``); ``solution`` shows only the
+    object's solution region, ``verbatim`` the whole object as written (module docstring).
+
+    Raises
+    ------
+    ListingError
+        If the object cannot be found, both ``solution`` and ``verbatim`` are asked for, or
+        (with ``solution``) the object has no single, closed, non-empty solution region.
+    """
+    module, name = split_object_path(object_path)
+    if solution and verbatim:
+        raise ListingError(
+            f"{object_path}: a listing shows the solution region or the "
+            "whole object (verbatim), not both"
+        )
+    _, path, source, node = find_source(module, name, roots)
+    lines = source.splitlines()
+    if verbatim:
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        shown = lines[first - 1 : node.end_lineno]
+    elif solution:
+        shown, first = _solution_region(lines, node, object_path)
+    else:
+        shown, first = _trimmed(lines, node)
     kind = "class" if isinstance(node, ast.ClassDef) else "func"
-    return Listing(
-        module,
-        name,
-        path,
-        "\n".join(shown) + "\n",
-        min([first, *(d.lineno for d in shown_decorators)]),
-        kind,
-    )
+    return Listing(module, name, path, "\n".join(shown) + "\n", first, kind)

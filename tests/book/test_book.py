@@ -40,7 +40,13 @@ from bs4 import BeautifulSoup
 
 import rlfound
 from tests import _browser
-from tests._book import ROOT, library_listings, notebook_documents, toc_documents
+from tests._book import (
+    ROOT,
+    library_listings,
+    notebook_documents,
+    solution_listings,
+    toc_documents,
+)
 from tests._solutions import load_module
 from tests.book import test_citation as citation
 from tests.book import test_notebook_conversion as notebook_conversion
@@ -228,6 +234,25 @@ def test_listings_are_trimmed_and_link_to_the_api_reference(built_site: Path):
             assert target.find("dt", id=object_path) is not None, object_path
             shown += 1
     assert shown >= 100
+
+
+def test_solution_listings_show_the_reference_code(built_site: Path):
+    """A solution page's listings show the code the pack's notebooks show (the same reader,
+    tests/book/test_classpack.py); not being library listings, they are not among the boxes
+    the test above counts."""
+    listing = load_module(ROOT / "_ext" / "listing.py", "_book_listing")
+    roots = {"solutions": ROOT / "solutions"}
+    shown = 0
+    for path in notebook_documents():
+        listed = solution_listings(path)
+        page = soup_of(built_site / path.relative_to(ROOT).with_suffix(".html"))
+        boxes = [box.get_text() for box in page.select("div.highlight-python pre")]
+        for object_path, options in listed:
+            forms = {form: True for form in ("solution", "verbatim") if form in options}
+            code = listing.read_listing(object_path, roots, **forms).code
+            assert code in boxes, (path.name, object_path)
+            shown += 1
+    assert shown >= len(list((ROOT / "solutions").glob("[0-9][0-9]_*.md")))
 
 
 @pytest.mark.parametrize("module_name", [name for name in rlfound.__all__ if name[0] != "_"])

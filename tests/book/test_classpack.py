@@ -1,12 +1,13 @@
 """``rlfound classpack``: what a teacher hands out, from a checkout.
 
-The pack's chapters are the book's pages as notebooks (every ``literalinclude`` turned into
-the code Sphinx would show, compared with Sphinx's own reader), its starters are the starters
-of ``rlfound starter`` and hold no solution code, the solutions come only when asked for, a
-used folder is never overwritten by accident, and the student README's commands work. The
-tests marked ``book`` execute a chapter and a solution page from a pack in a fresh kernel
-started in the pack's folder. tests/grading/test_grading_install.py makes a pack from an
-installed wheel, outside the checkout.
+The pack's chapters are the book's pages as notebooks (every ``listing`` turned into the code
+the book shows: a library function as the book's directive reads it, a reference solution as
+Sphinx's own literalinclude reader, which the solution pages used before, shows it), its
+starters are the starters of ``rlfound starter`` and hold no solution code, the solutions come
+only when asked for, a used folder is never overwritten by accident, and the student README's
+commands work. The tests marked ``book`` execute a chapter and a solution page from a pack in
+a fresh kernel started in the pack's folder. tests/grading/test_grading_install.py makes a
+pack from an installed wheel, outside the checkout.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from rlfound.grading import load_exercises
 from rlfound.grading.authoring import starter
 from rlfound.grading.authoring.spec import BOOK_SOLUTIONS
 from rlfound.grading.distribution import classpack
+from tests._book import library_listings, solution_listings
 from tests._solutions import load_module
 
 if sys.version_info >= (3, 11):
@@ -39,13 +41,6 @@ book_listing = load_module(ROOT / "_ext" / "listing.py", "_book_listing")
 EXERCISES = load_exercises()
 CHAPTER_PAGES = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
 SOLUTION_PAGES = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.md"))
-DIRECTIVE = re.compile(
-    r"^(`{3,})\{literalinclude\}[ \t]+(\S+)[ \t]*\n((?:[ \t]*:[\w-]+:.*\n)*)\1[ \t]*$",
-    re.MULTILINE,
-)
-LISTING = re.compile(
-    r"^(`{3,})\{listing\}[ \t]+(\S+)[ \t]*\n((?:[ \t]*:[\w-]+:.*\n)*)\1[ \t]*$", re.M
-)
 
 
 def write(folder: Path, *options: str) -> int:
@@ -120,35 +115,39 @@ def test_the_chapters_are_the_books_pages_as_notebooks(student_pack):
         assert "{listing}" not in nbformat.writes(notebook)
 
 
-def sphinx_listing(page: Path, relative: str, options_text: str) -> str:
-    """What Sphinx's literalinclude shows for a directive of a book page."""
+def sphinx_listing(object_path: str, options: dict[str, str]) -> str:
+    """What Sphinx's literalinclude shows of a reference solution, as the solution pages
+    asked it before they had ``{listing}``: the object, from the line after its BEGIN
+    SOLUTION marker (``:solution:``) and dedented, or whole (``:verbatim:``)."""
     from sphinx.directives.code import LiteralIncludeReader
 
-    options = yaml.safe_load(
-        "\n".join(line.strip()[1:].replace(":", ": ", 1) for line in options_text.splitlines())
-    )
-    options = {k: v for k, v in (options or {}).items() if k not in ("language", "caption")}
+    _, module, name = object_path.split(".")
+    include = {"pyobject": name}
+    if "solution" in options:
+        include |= {"start-after": "### BEGIN SOLUTION", "dedent": None}
     config = types.SimpleNamespace(source_encoding="utf-8-sig")
-    text, _ = LiteralIncludeReader(str(page.parent / relative), options, config).read()
+    path = BOOK_SOLUTIONS / f"{module}.py"
+    text, _ = LiteralIncludeReader(str(path), include, config).read()
     return text.rstrip("\n")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("page", CHAPTER_PAGES + SOLUTION_PAGES, ids=lambda p: p.stem)
-def test_every_listing_is_the_code_sphinx_shows(page, teaching_pack):
+def test_every_listing_is_the_code_the_book_shows(page, teaching_pack):
     folder = "chapters" if page.parent.name == "chapters" else classpack.SOLUTIONS
     notebook = nbformat.read(teaching_pack / folder / f"{page.stem}.ipynb", as_version=4)
     markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
-    text = page.read_text(encoding="utf-8")
-    directives, listings = DIRECTIVE.findall(text), LISTING.findall(text)
-    assert directives or listings, f"{page.name} shows no listing"
-    for _fence, relative, options in directives:
-        listing = sphinx_listing(page, relative, options)
-        assert f"```python\n{listing}\n```" in markdown, (page.name, relative, options)
-    for _fence, object_path, _options in listings:
+    library, solutions = library_listings(page), solution_listings(page)
+    assert library or solutions, f"{page.name} shows no listing"
+    for object_path in library:
         # The book's {listing} directive reads the same function the same way (_ext/listing.py).
         shown = book_listing.read_listing(object_path).code.rstrip("\n")
         assert f"```python\n{shown}\n```" in markdown, (page.name, object_path)
+    for object_path, options in solutions:
+        block = f"```python\n{sphinx_listing(object_path, options)}\n```"
+        if "caption" in options:
+            block = f"*{yaml.safe_load(options['caption'])}*\n\n{block}"
+        assert block in markdown, (page.name, object_path, options)
 
 
 @pytest.mark.slow

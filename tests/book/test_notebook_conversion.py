@@ -40,6 +40,12 @@ BIB = """@book{sutton2018,
   title = {High-dimensional continuous control}, booktitle = {ICLR}, year = {2016}
 }
 """
+TWICE = '''def twice(x):
+    """Twice x."""
+    ### BEGIN SOLUTION
+    return 2 * x
+    ### END SOLUTION
+'''
 HEADER = "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
 FIRST = """(ch-one)=
 # One
@@ -92,13 +98,17 @@ def small_book(tmp_path) -> plain.Book:
     (chapters / "01_one.md").write_text(HEADER + FIRST, encoding="utf-8")
     (chapters / "02_two.md").write_text(HEADER + SECOND, encoding="utf-8")
     (tmp_path / "refs.bib").write_text(BIB, encoding="utf-8")
-    return plain.load_book({"chapters": chapters}, tmp_path / "refs.bib", {"chapters": chapters})
+    # A folder of reference solutions, which its listings read as the top-level name solutions.
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "twice.py").write_text(TWICE, encoding="utf-8")
+    roots = {"solutions": tmp_path / "reference"}
+    return plain.load_book({"chapters": chapters}, tmp_path / "refs.bib", roots)
 
 
 def convert(book: plain.Book, page: str, text: str, book_url: str | None = None) -> str:
     notebooks = {name: f"{name}.ipynb" for name in book.pages}
     link = plain.linker(page, notebooks, book_url)
-    context = plain.Context(page, book.index, book.bibliography, link, lambda p: Path(p))
+    context = plain.Context(page, book.index, book.bibliography, link, book.roots)
     return plain.convert_markdown(text, context)
 
 
@@ -142,6 +152,18 @@ def test_a_notebook_lists_the_works_it_cites_at_its_end(small_book):
     ]
 
 
+def test_a_solution_listing_is_its_code_from_the_books_folder(small_book):
+    text = (
+        "Before.\n\n```{listing} solutions.twice.twice\n:solution:\n:caption: twice(x)\n```\n\n"
+        "````{note}\n```{listing} solutions.twice.twice\n:verbatim:\n```\n````\n"
+    )
+    assert convert(small_book, "chapters/01_one", text) == (
+        "Before.\n\n*twice(x)*\n\n```python\nreturn 2 * x\n```\n\n"
+        '> **Note**\n>\n> ```python\n> def twice(x):\n>     """Twice x."""\n'
+        ">     ### BEGIN SOLUTION\n>     return 2 * x\n> ```\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -150,6 +172,19 @@ def test_a_notebook_lists_the_works_it_cites_at_its_end(small_book):
         ("{cite:p}`nobody2020`", "cite: no work 'nobody2020' in the bibliography"),
         ("{eq}`eq-missing`", "chapters/01_one: {eq} to 'eq-missing', which is not defined"),
         ("```{solution} ex-missing\nHi\n```", "chapters/01_one: a solution of 'ex-missing'"),
+        # Code is shown through {listing} alone: the pack no longer reads literalinclude.
+        (
+            "```{literalinclude} twice.py\n:pyobject: twice\n```",
+            "chapters/01_one: a {literalinclude} directive has no plain Markdown form",
+        ),
+        (
+            "```{listing} solutions.twice.twice\n:dedent:\n```",
+            "listing: unsupported option(s) ['dedent'] for solutions.twice.twice",
+        ),
+        (
+            "```{listing} solutions.missing.twice\n:solution:\n```",
+            "no module 'solutions.missing' in ",
+        ),
     ],
 )
 def test_what_has_no_plain_form_is_an_error(small_book, text, message):
@@ -335,7 +370,7 @@ def check_numbers(built_site: Path) -> None:
     for target in sections:
         assert plain.convert_markdown(
             target.title,
-            plain.Context(target.page, book.index, book.bibliography, lambda *a: None, Path),
+            plain.Context(target.page, book.index, book.bibliography, lambda *a: None),
         ) == html_section_title(built_site, target), target
 
 

@@ -7,8 +7,10 @@ in a fresh kernel, from its own folder). These checks read the sources only:
 - a library function is shown with ``{listing} rlfound.module.function`` (``_ext/listing.py``),
   which names a public function of a module of ``rlfound.__all__``; the listing is that
   function's code, its docstring trimmed to the summary and equation;
-- a ``literalinclude`` shows a reference solution, never a library file, and names an object
-  that exists in that file;
+- a reference solution is shown with ``{listing} solutions.file.function`` and ``:solution:``
+  (its solution region) or ``:verbatim:`` (the whole function), read by the same reader as the
+  library's listings, and shows the lines of the file a plain slice of its text gives; no page
+  uses ``literalinclude``;
 - every "Book: equation (eq-...), chapter N" line in a library docstring names a label that
   exists in chapter N, so the reader of a docstring can find its derivation.
 """
@@ -29,7 +31,7 @@ from bs4 import BeautifulSoup
 
 import rlfound
 from rlfound._listing import FAST_PATH
-from tests._book import ROOT, library_listings, notebook_documents
+from tests._book import ROOT, library_listings, notebook_documents, solution_listings, toc_documents
 from tests._solutions import load_module
 
 if sys.version_info >= (3, 11):
@@ -40,9 +42,9 @@ else:  # the same parser, published separately before Python 3.11
 NOTEBOOKS = notebook_documents()
 LIBRARY = ROOT / "rlfound"
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
-LISTING = re.compile(
-    r"```\{literalinclude\}\s+(?P<path>\S+)\n(?P<options>(?::[^\n]*\n)*)", re.MULTILINE
-)
+SOLUTION_PAGES = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.md"))
+#: The book's ``listing_roots`` (_ext/listing.py), as folders of this checkout.
+ROOTS = {"solutions": ROOT / "solutions"}
 BOOK_LINE = re.compile(r"Book: equations? (?P<labels>.+?), chapter (?P<chapter>\d+)\.")
 
 
@@ -87,23 +89,178 @@ def test_notebook_does_not_redefine_library_functions(path: Path):
     assert not defined & library, f"{path.name} redefines library functions"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: str(path.relative_to(ROOT)))
-def test_literalincludes_show_existing_solution_functions(path: Path):
-    text = path.read_text(encoding="utf-8")
-    for match in LISTING.finditer(text):
-        target = (path.parent / match["path"]).resolve()
-        assert target.is_file(), f"{path.name}: listing of a missing file {match['path']}"
-        assert not target.is_relative_to(LIBRARY), (
-            f"{path.name} shows {match['path']} with literalinclude; a library function is "
-            "shown with {listing} rlfound.module.function"
-        )
-        options = dict(
-            line[1:].split(":", 1) for line in match["options"].splitlines() if ":" in line[1:]
-        )
-        name = options.get("pyobject", "").strip()
-        assert name, f"{path.name}: listing of {match['path']} without :pyobject:"
-        assert not name.startswith("_"), f"{path.name} shows the private helper {name}"
-        assert name in top_level_functions(target), f"{path.name}: {name} not in {target.name}"
+def test_no_page_shows_code_with_literalinclude():
+    # Code is shown through one reader, {listing}; the class pack has no plain form for a
+    # literalinclude (tests/book/test_notebook_conversion.py).
+    pages = [ROOT / f"{document}.md" for document in toc_documents()]
+    assert not [p.name for p in pages if "{literalinclude}" in p.read_text(encoding="utf-8")]
+
+
+def test_every_solution_page_lists_reference_code():
+    assert SOLUTION_PAGES
+    assert not [page.name for page in SOLUTION_PAGES if not solution_listings(page)]
+
+
+def sliced(source: str, name: str, *, solution: bool) -> str:
+    """The lines of the top-level function ``name`` of ``source``, cut from the text alone:
+    from its ``def`` line (and the decorators above it) to its last line of code (the comments
+    after it, such as an END SOLUTION marker, belong to no statement: Sphinx's ``:pyobject:``,
+    which the pages used, left them out too), or, with ``solution``, the lines between its
+    BEGIN and END SOLUTION markers with the marker's indentation taken off."""
+    lines = source.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith(f"def {name}(")))
+    stop = next(
+        (n for n in range(start + 1, len(lines)) if lines[n][:1] not in ("", " ")), len(lines)
+    )
+    while start and lines[start - 1].startswith("@"):
+        start -= 1
+    block = lines[start:stop]
+    if not solution:
+        while block[-1].strip()[:1] in ("", "#"):
+            block.pop()
+        return "\n".join(block)
+    stripped = [line.strip() for line in block]
+    begin, end = stripped.index("### BEGIN SOLUTION"), stripped.index("### END SOLUTION")
+    indent = block[begin][: block[begin].index("#")]
+    assert all(line.startswith(indent) or not line for line in block[begin:end]), name
+    return "\n".join(line[len(indent) :] for line in block[begin + 1 : end])
+
+
+@pytest.mark.parametrize(
+    ("object_path", "options"),
+    [listed for page in SOLUTION_PAGES for listed in solution_listings(page)],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_a_solution_listing_shows_the_lines_of_the_solution_file(object_path, options):
+    """Every solution listing reads, and shows the slice of its file that the page means."""
+    forms = {"solution", "verbatim"} & set(options)
+    assert len(forms) == 1, f"{object_path}: say :solution: or :verbatim:, got {options}"
+    assert set(options) <= {"solution", "verbatim", "caption"}, object_path
+    _, module, name = object_path.split(".")
+    shown = listing.read_listing(object_path, ROOTS, **{form: True for form in forms})
+    path = ROOT / "solutions" / f"{module}.py"
+    assert shown.path == path
+    expected = sliced(path.read_text(encoding="utf-8"), name, solution="solution" in forms)
+    assert shown.code == expected + "\n"
+
+
+SOLUTION_FILE = """raise RuntimeError("imported")
+
+
+def double(x):
+    \"\"\"Twice x.
+
+    Parameters
+    ----------
+    x : float
+    \"\"\"
+    ### BEGIN SOLUTION
+    if x is None:
+        raise ValueError("x")
+
+    return 2 * x
+    ### END SOLUTION
+
+
+@staticmethod
+def provided(y):
+    \"\"\"Given.\"\"\"
+    return y
+"""
+
+
+def test_a_solution_listing_reads_its_root_folder_without_importing(tmp_path):
+    folder = tmp_path / "reference"
+    _write_package(
+        folder,
+        {
+            "one.py": SOLUTION_FILE,
+            "part/__init__.py": "from solutions.one import double\n",
+        },
+    )
+    roots = {"solutions": folder}
+    shown = listing.read_listing("solutions.one.double", roots, solution=True)
+    assert shown.code == 'if x is None:\n    raise ValueError("x")\n\nreturn 2 * x\n'
+    assert (shown.path, shown.first_line, shown.kind) == (folder / "one.py", 12, "func")
+    whole = listing.read_listing("solutions.one.provided", roots, verbatim=True)
+    assert whole.code == '@staticmethod\ndef provided(y):\n    """Given."""\n    return y\n'
+    assert whole.first_line == 19
+    # An absolute re-export inside the folder is followed through the same roots.
+    again = listing.read_listing("solutions.part.double", roots, solution=True)
+    assert again.code == shown.code and again.path == folder / "one.py"
+    # Without the verbatim or solution form, the docstring is trimmed as the library's is.
+    trimmed = listing.read_listing("solutions.one.double", roots).code
+    assert trimmed.startswith('def double(x):\n    """Twice x."""\n    ### BEGIN SOLUTION\n')
+    assert "solutions" not in sys.modules and "one" not in sys.modules
+
+
+REGIONS = {
+    "none": "def f(x):\n    return x\n",
+    "two": "def f(x):\n    ### BEGIN SOLUTION\n    y = x\n    ### END SOLUTION\n"
+    "    ### BEGIN SOLUTION\n    return y\n    ### END SOLUTION\n",
+    # The END marker below belongs to the next function.
+    "open": "def f(x):\n    ### BEGIN SOLUTION\n    return x\n\n\n"
+    "def g(x):\n    return x\n    ### END SOLUTION\n",
+    "empty": "def f(x):\n    ### BEGIN SOLUTION\n\n    ### END SOLUTION\n    return x\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("object_path", "source", "forms", "message"),
+    [
+        (
+            "solutions.mod.f",
+            REGIONS["none"],
+            {"solution": True},
+            "solutions.mod.f has 0 '### BEGIN SOLUTION' lines; a solution listing shows "
+            "exactly one region",
+        ),
+        (
+            "solutions.mod.f",
+            REGIONS["two"],
+            {"solution": True},
+            "solutions.mod.f has 2 '### BEGIN SOLUTION' lines; a solution listing shows "
+            "exactly one region",
+        ),
+        (
+            "solutions.mod.f",
+            REGIONS["open"],
+            {"solution": True},
+            "solutions.mod.f: the '### BEGIN SOLUTION' of line 2 has no '### END SOLUTION'",
+        ),
+        (
+            "solutions.mod.f",
+            REGIONS["empty"],
+            {"solution": True},
+            "solutions.mod.f: its solution region is empty",
+        ),
+        (
+            "solutions.mod.f",
+            REGIONS["none"],
+            {"solution": True, "verbatim": True},
+            "solutions.mod.f: a listing shows the solution region or the whole object "
+            "(verbatim), not both",
+        ),
+        ("solutions.nothing.f", REGIONS["none"], {}, "no module 'solutions.nothing' in {root}"),
+        ("solutions..mod.f", REGIONS["none"], {}, "'solutions..mod' is not a dotted module name"),
+    ],
+    ids=[
+        "no region",
+        "two regions",
+        "open region",
+        "empty region",
+        "both forms",
+        "no file",
+        "bad path",
+    ],
+)
+def test_a_solution_listing_that_cannot_be_shown_fails(
+    tmp_path, object_path, source, forms, message
+):
+    (tmp_path / "mod.py").write_text(source, encoding="utf-8")
+    with pytest.raises(listing.ListingError) as raised:
+        listing.read_listing(object_path, {"solutions": tmp_path}, **forms)
+    assert str(raised.value) == message.format(root=tmp_path)
 
 
 def test_the_chapters_show_library_functions():
@@ -505,6 +662,55 @@ def test_the_listing_directive_renders_the_code_and_the_link(tmp_path: Path):
     )
     assert completed.returncode != 0
     assert "defines no top-level function or class 'no_such_function'" in completed.stderr
+
+
+def _code_boxes(soup: BeautifulSoup) -> list[str]:
+    """Each captioned code box of a page, as HTML, with its Sphinx-numbered id (``id3``) and
+    the permalink to it made alike."""
+    return [
+        re.sub(r'"#?id\d+"', '"id"', str(box)) for box in soup.select("div.literal-block-wrapper")
+    ]
+
+
+@pytest.mark.slow
+def test_a_solution_listing_renders_as_the_literalinclude_it_replaced(tmp_path: Path):
+    """The solution pages used Sphinx's literalinclude; their listings render the same HTML,
+    with no API link (a reference solution has no API page) and no warning."""
+    (tmp_path / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\n"
+        'extensions = ["listing"]\nnitpicky = True\nlisting_roots = {"solutions": "reference"}\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "one.py").write_text(SOLUTION_FILE, encoding="utf-8")
+    both = (
+        ".. listing:: solutions.one.{name}\n   {form}\n   :caption: {name}, one.py\n\n"
+        ".. literalinclude:: reference/one.py\n   :language: python\n   :pyobject: {name}\n"
+        "{include}   :caption: {name}, one.py\n\n"
+    )
+    # As the pages had it: their objects end at the last statement, before the END marker.
+    region = "   :start-after: ### BEGIN SOLUTION\n   :dedent:\n"
+    (tmp_path / "index.rst").write_text(
+        "Solutions\n=========\n\n"
+        + both.format(name="double", form=":solution:", include=region)
+        + both.format(name="provided", form=":verbatim:", include=""),
+        encoding="utf-8",
+    )
+    sphinx_build = Path(sys.executable).with_name("sphinx-build")
+    completed = subprocess.run(
+        [str(sphinx_build), "-q", "-W", "-n", "-b", "html", str(tmp_path), str(tmp_path / "html")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    soup = BeautifulSoup((tmp_path / "html" / "index.html").read_text("utf-8"), "html.parser")
+    listed, included, listed_whole, included_whole = _code_boxes(soup)
+    assert listed == included and listed_whole == included_whole
+    region, whole = (box.get_text() for box in soup.select("div.literal-block-wrapper pre")[::2])
+    assert region == 'if x is None:\n    raise ValueError("x")\n\nreturn 2 * x\n'
+    assert whole.startswith("@staticmethod\ndef provided(y):")
+    assert not soup.select(".library-listing, p.listing-api-link")
 
 
 _LIST_MARKER = re.compile(r"\s*(?:[-+*]|\d+[.)])\s")

@@ -10,14 +10,16 @@
     DIR/solutions-teaching-team-only/   with ``with_solutions``: the worked solutions as
                              notebooks and the reference solution of every code exercise
 
-The chapters and the solution pages are the book's MyST Markdown notebooks, shipped in the
-wheel as ``rlfound.chapters`` and next to ``rlfound.solutions`` (``pyproject.toml`` maps the
-book's folders into the package), converted with jupytext, and their Markdown converted
-from MyST to plain Markdown (:mod:`rlfound.grading.distribution.plain`): boxes, numbered
-cross-references, citations and the code of every ``listing`` or ``literalinclude`` read in
-any Jupyter without an extension. Cross-references link to the pack's own notebooks. The
-starters are those of ``rlfound starter``, so a pack never holds solution code unless asked
-to.
+The chapters and the solution pages are the book's MyST Markdown notebooks, the chapters
+shipped in the students' wheel as ``rlfound.chapters`` (``pyproject.toml`` maps the book's
+folder into the package), the solution pages in the teaching team's ``rlfound_instructor``
+or a checkout's ``solutions/`` (:data:`~rlfound.grading.authoring.spec.BOOK_SOLUTIONS`),
+converted with jupytext, and their Markdown converted from MyST to plain Markdown
+(:mod:`rlfound.grading.distribution.plain`): boxes, numbered cross-references, citations and
+the code of every ``listing`` (a library function, or a reference solution read from that
+folder) read in any Jupyter without an extension. Cross-references link to the pack's own
+notebooks. The starters are those of ``rlfound starter``, so a pack never holds solution code
+unless asked to.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from pathlib import Path
 from rlfound.grading.authoring import public
 from rlfound.grading.authoring.spec import BOOK_SOLUTIONS, Exercise
 from rlfound.grading.distribution import plain
-from rlfound.grading.distribution.plain import python_object_lines
 from rlfound.grading.output.atomic import write_atomic_bytes
 
 __all__ = [
@@ -48,7 +49,6 @@ __all__ = [
     "notebook_of_page",
     "occupied",
     "pack_files",
-    "python_object_lines",
     "requirements",
     "write_pack",
 ]
@@ -90,7 +90,9 @@ def book() -> plain.Book:
     folders = {"chapters": book_chapters()}
     if BOOK_SOLUTIONS.is_dir():
         folders["solutions"] = BOOK_SOLUTIONS
-    roots = {"rlfound": Path(__file__).resolve().parents[2], **folders}
+    # The solution pages' {listing} solutions.<file>.<object> reads the reference solutions
+    # here: the checkout's solutions/ or the teaching team's package (the book's listing_roots).
+    roots = {"solutions": folders["solutions"]} if "solutions" in folders else {}
     return plain.load_book(folders, book_bibliography(), roots)
 
 
@@ -112,8 +114,8 @@ def notebook_of_page(
     Raises
     ------
     ValueError
-        If a directive or role has no plain Markdown form (a ``literalinclude`` or ``listing``
-        that cannot be read, among others).
+        If a directive or role has no plain Markdown form (a ``listing`` that cannot be
+        read, or a ``literalinclude``, among others).
     """
     import jupytext
     import nbformat

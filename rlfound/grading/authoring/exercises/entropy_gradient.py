@@ -19,8 +19,8 @@ def total_entropy(logits):
     """Σ over rows of -Σ_a π(a) log π(a), written independently of any solution (trusted)."""
     logits = np.asarray(logits, dtype=np.float64)
     top = np.max(logits, axis=-1, keepdims=True)
-    log_probs = logits - top - np.log(np.sum(np.exp(logits - top), axis=-1, keepdims=True))
-    return float(-np.sum(np.exp(log_probs) * log_probs))
+    logprobs = logits - top - np.log(np.sum(np.exp(logits - top), axis=-1, keepdims=True))
+    return float(-np.sum(np.exp(logprobs) * logprobs))
 
 
 def random_cases(rng):

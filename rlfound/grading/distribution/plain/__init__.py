@@ -18,7 +18,6 @@ from pathlib import Path
 
 from rlfound.grading.distribution.plain._citations import Bibliography
 from rlfound.grading.distribution.plain._convert import Context, convert_markdown
-from rlfound.grading.distribution.plain._includes import python_object_lines, resolve
 from rlfound.grading.distribution.plain._numbers import BookIndex, Target, book_index
 from rlfound.grading.distribution.plain._parse import directive, roles, walk
 
@@ -33,14 +32,14 @@ __all__ = [
     "load_book",
     "myst_left",
     "plain_notebook",
-    "python_object_lines",
 ]
 
 
 @dataclass(frozen=True)
 class Book:
     """The pages a converter may refer to, their numbers, the bibliography, and the folders
-    that ``literalinclude`` paths are resolved in (``{"chapters": ..., "rlfound": ...}``)."""
+    of the top-level names a ``listing`` reads without importing them (``{"solutions":
+    ...}``, :attr:`~._convert.Context.roots`)."""
 
     pages: Mapping[str, Path]
     index: BookIndex
@@ -65,7 +64,7 @@ def _cached(folders: tuple, bibliography: Path, roots: tuple) -> Book:
 def load_book(folders: Mapping[str, Path], bibliography: Path, roots: Mapping[str, Path]) -> Book:
     """The book made of the numbered pages (``NN_name.md``) of ``folders`` (``{"chapters":
     path, "solutions": path}``; pages under ``chapters`` are the numbered chapters), read
-    once per process.
+    once per process; its listings read the names of ``roots`` (:class:`Book`) from there.
 
     Raises
     ------
@@ -106,10 +105,7 @@ def plain_notebook(notebook, page: str, book: Book, link) -> None:
     """
     import nbformat
 
-    folder = posixpath.dirname(page)
-    context = Context(
-        page, book.index, book.bibliography, link, lambda path: resolve(folder, path, book.roots)
-    )
+    context = Context(page, book.index, book.bibliography, link, book.roots)
     cells = []
     for cell in notebook.cells:
         cells.append(cell)

@@ -6,25 +6,26 @@ finds is replaced where its source is, and everything else stays as it was writt
 - a directive (a fence ```` ```{name} ````) becomes plain Markdown: an admonition a
   blockquote with its title in bold, a theorem, definition or exercise its number and title in
   bold followed by its body, a solution "Solution to Exercise 4.1 (...)", a proof "Proof.",
-  a ``listing`` or ``literalinclude`` the code it shows; its body is converted the same way;
+  a ``listing`` the code it shows (:mod:`._listings`); its body is converted the same way;
 - a labeled display equation keeps its number as ``\\tag{4.3}``; a ``(label)=`` target goes;
 - a role becomes text: ``{eq}`` "(4.3)", ``{numref}`` "Fig. 4.2" or "Exercise 4.1",
   ``{prf:ref}`` "Theorem 1.1", ``{ref}`` the section's title or the link text, each linked to
   the page that holds it; ``{cite:p}`` "(Author, year)" and ``{cite:t}`` "Author (year)";
   ``{checked}`` (which names a test file of the book's repository) is dropped.
 
-A directive or role the converter does not know is an error, never left in the text.
+A directive or role the converter does not know is an error, never left in the text: a
+``literalinclude`` among them, since the book shows code only through ``listing``.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rlfound.grading.distribution.plain._citations import Bibliography
-from rlfound.grading.distribution.plain._includes import included, listed
+from rlfound.grading.distribution.plain._listings import listed
 from rlfound.grading.distribution.plain._numbers import KIND_NAMES, BookIndex, Target
 from rlfound.grading.distribution.plain._parse import Directive, directive, roles, tokens
 
@@ -47,8 +48,9 @@ class Context:
     bibliography: Bibliography
     #: The URL of a target from this page, or None where the reader has no copy of its page.
     link: Callable[[str, Target | None], str | None]
-    #: Resolves a ``literalinclude`` path written in this page to a file.
-    include: Callable[[str], Path]
+    #: The folders of the top-level names a ``listing`` reads without importing them
+    #: (``{"solutions": ...}``: the reference solutions, see :mod:`rlfound._listing`).
+    roots: Mapping[str, Path] = field(default_factory=dict)
     cited: list[str] = field(default_factory=list)
 
 
@@ -144,10 +146,7 @@ def _directive(found: Directive, context: Context) -> str:
     """The plain Markdown of one directive."""
     name = found.name
     if name == "listing":
-        return listed(found.argument, found.options)
-    if name == "literalinclude":
-        path = context.include(found.argument)
-        return included(path, found.argument, found.options)
+        return listed(found.argument, found.options, context.roots)
     if name in ("code-block", "code", "sourcecode"):
         return f"```{found.argument}\n{found.body}\n```"
     body = convert_markdown(found.body, context)
