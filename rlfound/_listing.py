@@ -32,7 +32,7 @@ name to the folder it stands for: with ``roots={"solutions": folder}``, the obje
 as the library is. Two forms show such code as a solution page does: ``solution=True`` the
 lines between the object's ``### BEGIN SOLUTION`` and ``### END SOLUTION`` markers (the
 region a student's starter replaces), dedented; ``verbatim=True`` the whole object as written,
-its decorators and docstring included.
+its decorators and docstring included, without the markers.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ PROSE_WIDTH = 77
 SECTION = re.compile(r"^[A-Z][A-Za-z ]*\n-{3,}$", re.MULTILINE)
 SENTENCE_END = re.compile(r"(?<=[.])\s+(?=[A-Z])")
 #: The lines that open and close the solution region of a reference solution (the
-#: nbgrader-style markers of the grader's starters, rlfound.grading.authoring.starter).
-BEGIN_SOLUTION = re.compile(r"^[ \t]*### BEGIN SOLUTION[ \t]*$")
+#: nbgrader-style markers where the grader's starters cut, rlfound.grading.authoring.starter,
+#: which reads them from here; ``indent`` is the region's indentation).
+BEGIN_SOLUTION = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[ \t]*$")
 END_SOLUTION = re.compile(r"^[ \t]*### END SOLUTION[ \t]*$")
 
 
@@ -451,7 +452,14 @@ def read_listing(
     lines = source.splitlines()
     if verbatim:
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        shown = lines[first - 1 : node.end_lineno]
+        # The markers are the grader's (where a starter cuts), not the solution's: a
+        # reader of the whole object does not need them (ast ends the object at its last
+        # statement, so an end marker after it would be missing anyway).
+        shown = [
+            line
+            for line in lines[first - 1 : node.end_lineno]
+            if not (BEGIN_SOLUTION.match(line) or END_SOLUTION.match(line))
+        ]
     elif solution:
         shown, first = _solution_region(lines, node, object_path)
     else:

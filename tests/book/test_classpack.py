@@ -118,7 +118,8 @@ def test_the_chapters_are_the_books_pages_as_notebooks(student_pack):
 def sphinx_listing(object_path: str, options: dict[str, str]) -> str:
     """What Sphinx's literalinclude shows of a reference solution, as the solution pages
     asked it before they had ``{listing}``: the object, from the line after its BEGIN
-    SOLUTION marker (``:solution:``) and dedented, or whole (``:verbatim:``)."""
+    SOLUTION marker (``:solution:``) and dedented, or whole (``:verbatim:``, which leaves
+    out the SOLUTION markers, the grader's, which Sphinx showed)."""
     from sphinx.directives.code import LiteralIncludeReader
 
     _, module, name = object_path.split(".")
@@ -128,6 +129,9 @@ def sphinx_listing(object_path: str, options: dict[str, str]) -> str:
     config = types.SimpleNamespace(source_encoding="utf-8-sig")
     path = BOOK_SOLUTIONS / f"{module}.py"
     text, _ = LiteralIncludeReader(str(path), include, config).read()
+    if "verbatim" in options:
+        markers = ("### BEGIN SOLUTION", "### END SOLUTION")
+        text = "".join(line for line in text.splitlines(True) if line.strip() not in markers)
     return text.rstrip("\n")
 
 

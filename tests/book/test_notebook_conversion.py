@@ -160,7 +160,7 @@ def test_a_solution_listing_is_its_code_from_the_books_folder(small_book):
     assert convert(small_book, "chapters/01_one", text) == (
         "Before.\n\n*twice(x)*\n\n```python\nreturn 2 * x\n```\n\n"
         '> **Note**\n>\n> ```python\n> def twice(x):\n>     """Twice x."""\n'
-        ">     ### BEGIN SOLUTION\n>     return 2 * x\n> ```\n"
+        ">     return 2 * x\n> ```\n"
     )
 
 

@@ -104,9 +104,9 @@ def test_every_solution_page_lists_reference_code():
 def sliced(source: str, name: str, *, solution: bool) -> str:
     """The lines of the top-level function ``name`` of ``source``, cut from the text alone:
     from its ``def`` line (and the decorators above it) to its last line of code (the comments
-    after it, such as an END SOLUTION marker, belong to no statement: Sphinx's ``:pyobject:``,
-    which the pages used, left them out too), or, with ``solution``, the lines between its
-    BEGIN and END SOLUTION markers with the marker's indentation taken off."""
+    after it belong to no statement: Sphinx's ``:pyobject:``, which the pages used, left them
+    out too), without the SOLUTION markers, or, with ``solution``, the lines between its BEGIN
+    and END SOLUTION markers with the marker's indentation taken off."""
     lines = source.splitlines()
     start = lines.index(next(line for line in lines if line.startswith(f"def {name}(")))
     stop = next(
@@ -118,7 +118,8 @@ def sliced(source: str, name: str, *, solution: bool) -> str:
     if not solution:
         while block[-1].strip()[:1] in ("", "#"):
             block.pop()
-        return "\n".join(block)
+        markers = ("### BEGIN SOLUTION", "### END SOLUTION")
+        return "\n".join(line for line in block if line.strip() not in markers)
     stripped = [line.strip() for line in block]
     begin, end = stripped.index("### BEGIN SOLUTION"), stripped.index("### END SOLUTION")
     indent = block[begin][: block[begin].index("#")]

@@ -15,11 +15,9 @@ from those headings.
 
 from __future__ import annotations
 
-import re
-
-from rlfound.grading.authoring.spec import Exercise
-
 # The marks are defined where they are read back (intake); the starters write them.
+from rlfound._listing import BEGIN_SOLUTION, END_SOLUTION
+from rlfound.grading.authoring.spec import Exercise
 from rlfound.grading.intake.manual_text import BY_HAND_END, BY_HAND_HEADING, PLACEHOLDER
 from rlfound.grading.intake.submissions import EXERCISE_HEADER
 
@@ -40,8 +38,8 @@ __all__ = [
     "strip_solutions",
 ]
 
-BEGIN = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[ \t]*$")
-END = re.compile(r"^[ \t]*### END SOLUTION[ \t]*$")
+# The markers are the book's too: its solution pages show the region between them.
+BEGIN, END = BEGIN_SOLUTION, END_SOLUTION
 #: The header line that ties a starter (and the submission made from it) to its exercise
 #: (defined by intake, which reads it in every hand-in).
 MARKER = EXERCISE_HEADER
