@@ -275,26 +275,35 @@ def chapter_page(number: int) -> str:
     return f"../chapters/{source.stem}.html"
 
 
-def test_book_lines_link_to_the_equation_and_the_chapter(built_site: Path):
-    checked = 0
+def api_entries(built_site: Path):
+    """(``module.name``, docstring, the entry's ``dd`` on the API page) of every public
+    function and class of the library."""
     for module_name in (name for name in rlfound.__all__ if name[0] != "_"):
         module = importlib.import_module(f"rlfound.{module_name}")
         soup = soup_of(built_site / "api" / f"{module_name}.html")
         for name in module.__all__:
-            docstring = inspect.getdoc(getattr(module, name)) or ""
-            line = re.search(r"^Book: equations? (.+), chapter (\d+)\.$", docstring, re.MULTILINE)
-            if not inspect.isfunction(getattr(module, name)) or line is None:
+            obj = getattr(module, name)
+            if not (inspect.isfunction(obj) or inspect.isclass(obj)):
                 continue
-            chapter = chapter_page(int(line[2]))
             entry = soup.find("dt", id=f"{module.__name__}.{name}").find_next_sibling("dd")
-            paragraph = next(p for p in entry.find_all("p") if p.get_text().startswith("Book:"))
-            links = {a["href"] for a in paragraph.find_all("a")}
-            assert chapter in links, f"{module_name}.{name}: {links}"
-            for label in re.findall(r"eq-[a-z0-9-]+", line[1]):
-                assert f"{chapter}#equation-{label}" in links, f"{module_name}.{name}: {label}"
-                anchors = soup_of(built_site / "api" / chapter).find_all(id=f"equation-{label}")
-                assert anchors, f"{chapter} has no equation {label}"
-            checked += 1
+            yield f"{module_name}.{name}", inspect.getdoc(obj) or "", entry
+
+
+def test_book_lines_link_to_the_equation_and_the_chapter(built_site: Path):
+    checked = 0
+    for where, docstring, entry in api_entries(built_site):
+        line = re.search(r"^Book: equations? (.+), chapter (\d+)\.$", docstring, re.MULTILINE)
+        if line is None:
+            continue
+        chapter = chapter_page(int(line[2]))
+        paragraph = next(p for p in entry.find_all("p") if p.get_text().startswith("Book:"))
+        links = {a["href"] for a in paragraph.find_all("a")}
+        assert chapter in links, f"{where}: {links}"
+        for label in re.findall(r"eq-[a-z0-9-]+", line[1]):
+            assert f"{chapter}#equation-{label}" in links, f"{where}: {label}"
+            anchors = soup_of(built_site / "api" / chapter).find_all(id=f"equation-{label}")
+            assert anchors, f"{chapter} has no equation {label}"
+        checked += 1
     assert checked >= 100
 
 
@@ -312,28 +321,23 @@ def test_api_entries_typeset_the_books_equations(built_site: Path):
     """Every public function whose "Book:" line names an equation shows it typeset, the same
     LaTeX as the chapter's, each with the chapter's number linked to it."""
     checked = 0
-    for module_name in (name for name in rlfound.__all__ if name[0] != "_"):
-        module = importlib.import_module(f"rlfound.{module_name}")
-        soup = soup_of(built_site / "api" / f"{module_name}.html")
-        for name in module.__all__:
-            docstring = inspect.getdoc(getattr(module, name)) or ""
-            book = " ".join(re.findall(r"^Book:.*$", docstring, re.MULTILINE))
-            labels = re.findall(r"\((eq-[a-z0-9-]+)\)", book)
-            if not inspect.isfunction(getattr(module, name)) or not labels:
-                continue
-            entry = soup.find("dt", id=f"{module.__name__}.{name}").find_next_sibling("dd")
-            shown = entry.select("div.book-equation")
-            assert len(shown) == len(labels), f"{module_name}.{name}"
-            for label, block in zip(labels, shown, strict=True):
-                number = block.select_one("p > a")
-                chapter, _, anchor = number["href"].partition("#")
-                assert anchor == f"equation-{label}", f"{module_name}.{name}"
-                original = soup_of(built_site / "api" / chapter).find(id=anchor)
-                eqno = original.select_one("span.eqno").find(string=True).strip()
-                assert number.get_text() == eqno, label
-                latex = displayed_latex(block.select_one("div.math"))
-                assert latex and latex == displayed_latex(original), f"{module_name}.{name}"
-            checked += 1
+    for where, docstring, entry in api_entries(built_site):
+        book = " ".join(re.findall(r"^Book:.*$", docstring, re.MULTILINE))
+        labels = re.findall(r"\((eq-[a-z0-9-]+)\)", book)
+        if not labels:
+            continue
+        shown = entry.select("div.book-equation")
+        assert len(shown) == len(labels), where
+        for label, block in zip(labels, shown, strict=True):
+            number = block.select_one("p > a")
+            chapter, _, anchor = number["href"].partition("#")
+            assert anchor == f"equation-{label}", where
+            original = soup_of(built_site / "api" / chapter).find(id=anchor)
+            eqno = original.select_one("span.eqno").find(string=True).strip()
+            assert number.get_text() == eqno, label
+            latex = displayed_latex(block.select_one("div.math"))
+            assert latex and latex == displayed_latex(original), where
+        checked += 1
     assert checked >= 100
 
 
@@ -341,20 +345,13 @@ def test_api_entries_typeset_the_latex_of_their_notes(built_site: Path):
     """An equation the book has no numbered display for is typeset from the ``.. math::``
     block of the docstring's Notes (tests/book/test_api_reference.py says which have one)."""
     checked = 0
-    for module_name in (name for name in rlfound.__all__ if name[0] != "_"):
-        module = importlib.import_module(f"rlfound.{module_name}")
-        soup = soup_of(built_site / "api" / f"{module_name}.html")
-        for name in module.__all__:
-            docstring = inspect.getdoc(getattr(module, name)) or ""
-            blocks = re.findall(r"^\.\. math::\n\n((?:   .*\n|\n)+)", docstring + "\n", re.M)
-            if not blocks:
-                continue
-            entry = soup.find("dt", id=f"{module.__name__}.{name}").find_next_sibling("dd")
-            shown = [displayed_latex(block) for block in entry.select("div.math")]
-            for body in blocks:
-                latex = "\n".join(line.strip() for line in body.strip().splitlines())
-                assert latex in shown, f"{module_name}.{name}: {shown}"
-            checked += 1
+    for where, docstring, entry in api_entries(built_site):
+        blocks = re.findall(r"^\.\. math::\n\n((?:   .*\n|\n)+)", docstring + "\n", re.M)
+        shown = [displayed_latex(block) for block in entry.select("div.math")]
+        for body in blocks:
+            latex = "\n".join(line.strip() for line in body.strip().splitlines())
+            assert latex in shown, f"{where}: {shown}"
+        checked += bool(blocks)
     assert checked >= 7
 
 
