@@ -230,9 +230,10 @@ def test_no_listing_equation_or_table_runs_past_the_column(pdf_build):
     assert not cut, "\n".join(cut)
 
 
-def test_no_table_runs_past_the_bottom_of_a_page(pdf_build):
+def test_nothing_runs_past_the_bottom_of_a_page(pdf_build):
     """A table taller than a page is a longtable, which continues on the next page; a
-    tabular would be cut at the bottom edge."""
+    tabular, which cannot break, would be cut at the bottom edge (so would anything else
+    taller than a page)."""
     latex_log = (pdf_build[0] / "rlfound.log").read_text(encoding="utf-8", errors="replace")
     cut = [
         f"page {page} (TeX's numbering) runs {points:.1f} pt past its bottom"
