@@ -18,6 +18,11 @@ DATA = HERE / "atlas.yml"
 PAGE = HERE / "conventions_atlas.md"
 BEGIN = "% atlas: begin generated rows (python appendix/make_atlas.py)"
 END = "% atlas: end generated rows"
+#: The columns' widths in the PDF, in percent of the line (LaTeX only; the web page keeps
+#: ``:widths:``): the "where" column holds a path and a function name, which ran past its
+#: 14 percent. Each table is also a longtable in the PDF, continued over as many pages as it
+#: takes; as a tabular, one taller than a page lost its last rows at the bottom edge.
+LATEX_COLUMNS = r"\X{19}{100}\X{27}{100}\X{32}{100}\X{22}{100}"
 
 
 def load(path: Path = DATA) -> dict:
@@ -51,9 +56,13 @@ def render(atlas: dict) -> str:
             "",
             f"Read in `{trainer['repo']}` at commit `{trainer['commit']}`.",
             "",
+            f"```{{tabularcolumns}} {LATEX_COLUMNS}",
+            "```",
+            "",
             "```{list-table}",
             ":header-rows: 1",
             ":widths: 22 34 30 14",
+            ":class: longtable",
             "",
             "* - setting",
             "  - what the trainer computes",
