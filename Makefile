@@ -17,7 +17,8 @@ PDF_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra \
 PYTEST_JOBS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_JOBS) --dist loadgroup
 
-.PHONY: help book book-student build-time pdf test test-fast test-pdf lint format clean \
+.PHONY: help book book-student build-time pdf test test-fast test-pdf print-pdf-packages lint \
+	format clean \
 	wheel instructor-wheel wheels release notebooks
 
 help:
@@ -107,6 +108,10 @@ test-fast: lint
 
 test-pdf: $(STAMP)
 	$(BIN)/pytest -m pdf -p no:cacheprovider
+
+# The Debian packages make pdf needs, for .ci/run to install.
+print-pdf-packages:
+	@echo $(PDF_PACKAGES)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis .ruff_cache $(VENV)
