@@ -16,6 +16,12 @@ again. Both editions of the book (``make book``, ``make book-student``) share th
 A notebook whose execution fails is not cached: myst-nb then executes it again itself and
 reports the failing cell as it always does (``nb_execution_raise_on_error`` fails the build).
 
+What a kernel process writes to its own stderr (ipykernel's and tornado's logs: the notice
+that it talks over TCP, now and then a ZMQ message that arrives as it shuts down) is not the
+notebook's output, which ipykernel captures into the cells: it is kept per notebook and shown
+with a notebook that failed, not written into the build's log, where the book's strict build
+would read an ``ERROR:`` line of a kernel's shutdown as one of Sphinx's.
+
 :func:`execute_notebook` is also what ``benchmarks/build_time.py`` times.
 """
 
@@ -29,6 +35,7 @@ import re
 import resource
 import shutil
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -49,9 +56,10 @@ def execute_notebook(notebook_json: str, folder: str, timeout: int | None = None
     """Execute a notebook (nbformat JSON) in a fresh kernel started in ``folder``.
 
     Returns the executed notebook as JSON (``None`` if a cell failed), the wall-clock and
-    the kernel's CPU seconds (user + system), each code cell's wall-clock seconds, and the
-    error text if a cell failed. Run it in a process of its own (a pool worker): the CPU time
-    is the growth of this process's finished children's CPU time, the kernel being one.
+    the kernel's CPU seconds (user + system), each code cell's wall-clock seconds, the error
+    text if a cell failed, and what the kernel process wrote to its stderr. Run it in a
+    process of its own (a pool worker): the CPU time is the growth of this process's
+    finished children's CPU time, the kernel being one.
     """
     import nbformat
     from nbclient import NotebookClient
@@ -68,11 +76,15 @@ def execute_notebook(notebook_json: str, folder: str, timeout: int | None = None
     )
     cpu_before, start = _children_cpu_seconds(), time.perf_counter()
     error = None
-    try:
-        client.execute()
-    except (CellExecutionError, CellTimeoutError) as failure:
-        # The kernel colors its tracebacks for a terminal; a log or a report wants plain text.
-        error = re.sub(r"\x1b\[[0-9;]*m", "", str(failure))
+    with tempfile.TemporaryFile() as kernel_stderr:
+        try:
+            # Passed on to the kernel process (jupyter_client's launch_kernel).
+            client.execute(stderr=kernel_stderr)
+        except (CellExecutionError, CellTimeoutError) as failure:
+            # The kernel colors its tracebacks for a terminal; a report wants plain text.
+            error = re.sub(r"\x1b\[[0-9;]*m", "", str(failure))
+        kernel_stderr.seek(0)
+        kernel_log = kernel_stderr.read().decode("utf-8", "replace")
     wall = time.perf_counter() - start
     cells = []
     for index, cell in enumerate(notebook.cells):
@@ -89,6 +101,7 @@ def execute_notebook(notebook_json: str, folder: str, timeout: int | None = None
         "cpu_seconds": _children_cpu_seconds() - cpu_before,
         "cells": cells,
         "error": error,
+        "kernel_stderr": kernel_log,
     }
 
 
@@ -247,6 +260,8 @@ def _execute_before_reading(app, env, docnames):
         if result["error"] is not None:
             # Not cached: myst-nb executes it again while reading and reports the error.
             logger.info(f"rlfound: {docname} failed in its pre-execution ({seconds})")
+            if result["kernel_stderr"].strip():
+                logger.info(f"rlfound: its kernel's stderr:\n{result['kernel_stderr']}")
             continue
         cache.cache_notebook_bundle(
             CacheBundleIn(

@@ -78,6 +78,27 @@ def test_a_failing_cell_returns_the_error_and_no_notebook(tmp_path):
     assert "cell failed" in result["error"]
 
 
+@pytest.mark.slow
+def test_the_kernels_own_stderr_is_kept_apart_from_the_notebook_and_the_build_log(tmp_path, capfd):
+    """The kernel process's stderr (its logs, here written to file descriptor 2 past
+    ipykernel's capture) goes to the result, not to the build's log; what a cell writes to
+    sys.stderr is the cell's output, as always."""
+    result = execution.execute_notebook(
+        notebook_json(
+            "import os\nos.write(2, b'ERROR:tornado.general:kernel noise\\n')",
+            "import sys\nprint('in the cell', file=sys.stderr)",
+        ),
+        str(tmp_path),
+        timeout=120,
+    )
+    assert result["error"] is None
+    assert "ERROR:tornado.general:kernel noise" in result["kernel_stderr"]
+    assert "kernel noise" not in capfd.readouterr().err
+    notebook = nbformat.reads(result["notebook"], as_version=4)
+    assert notebook.cells[2].outputs[0]["name"] == "stderr"
+    assert notebook.cells[2].outputs[0]["text"] == "in the cell\n"
+
+
 @pytest.fixture
 def book(tmp_path, monkeypatch):
     """A notebook, a data file next to it, a page, and an importable package they use."""
