@@ -53,6 +53,9 @@ def version() -> str:
 
 def build(dist: Path) -> Path:
     """Build the wheel into ``dist``; return its path."""
+    # Absolute: pip runs in the staging folder, where a relative ``dist`` (make's
+    # ``--dist dist``) would name a folder that is deleted with it.
+    dist = dist.absolute()
     dist.mkdir(parents=True, exist_ok=True)
     solutions = ROOT / "solutions"
     with tempfile.TemporaryDirectory(prefix="rlfound-instructor-") as stage:

@@ -170,11 +170,12 @@ def wheels(tmp_path_factory) -> tuple[Path, Path]:
     ``make wheels`` builds them (the builds write next to their sources)."""
     require_pypi()  # the builds fetch setuptools, NumPy and SciPy into isolated environments
     work = tmp_path_factory.mktemp("wheel")
-    shutil.copytree(REPO, work / "rlfound", ignore=IGNORED)
-    dist = work / "dist"
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", dist, work / "rlfound", cwd=work)
-    script = work / "rlfound" / "packaging" / "build_instructor_wheel.py"
-    run(sys.executable, script, "--dist", dist, cwd=work)
+    checkout = work / "rlfound"
+    shutil.copytree(REPO, checkout, ignore=IGNORED)
+    # The Makefile's commands, from the checkout's root, with its relative dist/.
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", "dist", ".", cwd=checkout)
+    run(sys.executable, "packaging/build_instructor_wheel.py", "--dist", "dist", cwd=checkout)
+    dist = checkout / "dist"
     (student,) = dist.glob("rlfound-*.whl")
     (teaching,) = dist.glob("rlfound_instructor-*.whl")
     return student, teaching
