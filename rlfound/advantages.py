@@ -19,6 +19,7 @@ from rlfound import _scan
 from rlfound._validation import (
     as_float_array,
     as_float_array_like,
+    check_axis,
     check_bool,
     check_choice,
     check_episode_flags,
@@ -124,7 +125,7 @@ def _rewards_and_values(
         axis of ``rewards``, or the shapes do not agree exactly (no broadcasting).
     """
     rewards = as_float_array(rewards, "rewards", min_ndim=1)
-    axis = _scan.time_axis(axis, rewards.shape)
+    axis = check_axis(axis, rewards.shape)
     if axis == rewards.ndim - 1:
         return (*check_values_for_rewards(rewards, values), axis)
     values = as_float_array(values, "values", min_ndim=1)
@@ -480,7 +481,7 @@ def packed_gae(
     )
     gamma = check_unit_interval(gamma, "gamma")
     lam = check_unit_interval(lam, "lam")
-    axis = _scan.time_axis(axis, rewards.shape)
+    axis = check_axis(axis, rewards.shape)
 
     ends = terminated | truncated
     if _scan.form(method, rewards.shape, axis) == "banded":  # fast path

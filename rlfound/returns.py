@@ -19,6 +19,7 @@ from rlfound import _scan
 from rlfound._validation import (
     as_float_array,
     as_float_array_like,
+    check_axis,
     check_episode_flags,
     check_shape,
     check_unit_interval,
@@ -114,7 +115,7 @@ def discounted_cumsum(
             terms.shape,
             "the shape of terms (or no axes)",
         )
-    axis = _scan.time_axis(axis, terms.shape)
+    axis = check_axis(axis, terms.shape)
     if _scan.form(method, terms.shape, axis) == "banded":  # fast path
         return _scan.scan(_scan.Terms(terms), discounts, axis=axis)
     discounts = np.broadcast_to(
@@ -191,7 +192,7 @@ def discounted_returns(
     """
     rewards = as_float_array(rewards, "rewards", min_ndim=1)
     gamma = check_unit_interval(gamma, "gamma")
-    axis = _scan.time_axis(axis, rewards.shape)
+    axis = check_axis(axis, rewards.shape)
 
     return discounted_cumsum(rewards, gamma, axis=axis)
 
@@ -290,7 +291,7 @@ def packed_discounted_returns(
         terminated, truncated, rewards.shape
     )
     gamma = check_unit_interval(gamma, "gamma")
-    axis = _scan.time_axis(axis, rewards.shape)
+    axis = check_axis(axis, rewards.shape)
 
     cut = truncated.copy()
     last = (slice(None),) * axis + (-1,)  # the last step of every stream

@@ -11,40 +11,18 @@ in place (the banded solve of ``_stream``, or the row-wise reduction of ``_lanes
 from __future__ import annotations
 
 import math
-import operator
 from typing import NamedTuple
 
 import numpy as np
 
 from rlfound._scan import _lanes, _stream
 from rlfound._scan._stream import within
-from rlfound._validation import check_choice
+from rlfound._validation import check_axis, check_choice
 
 # Steps per block: a block's sums (1 MiB) stay in cache while they are written and solved,
 # so every input is read from memory once and nothing the size of the whole array is
 # allocated but the result.
 BLOCK = 2**17
-
-
-def time_axis(axis: int, shape: tuple[int, ...]) -> int:
-    """``axis`` as a non-negative index of an axis of an array of ``shape``.
-
-    Raises
-    ------
-    ValueError
-        If ``axis`` is not an integer in [-ndim, ndim).
-    """
-    ndim = len(shape)
-    try:
-        index = operator.index(axis)
-    except TypeError:
-        index = None
-    if index is None or isinstance(axis, bool) or not -ndim <= index < ndim:
-        raise ValueError(
-            f"axis must be an integer in [-{ndim}, {ndim}) for arrays of shape {shape}; "
-            f"got {axis!r}"
-        )
-    return index % ndim
 
 
 def form(method: str, shape: tuple[int, ...], axis: int) -> str:
@@ -113,7 +91,7 @@ def scan(
     sums = np.empty(shape)
     if sums.size == 0:
         return sums
-    axis = time_axis(axis, shape)
+    axis = check_axis(axis, shape)
     horizon, lanes = shape[axis], math.prod(shape[axis + 1 :])
     flat_sums = sums.reshape(-1)
     constant = np.ndim(factors) == 0

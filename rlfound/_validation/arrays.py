@@ -9,6 +9,7 @@ example ``"gamma must be in [0, 1]; got 1.5"``.
 from __future__ import annotations
 
 import numbers
+import operator
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ __all__ = [
     "as_array",
     "as_float_array",
     "as_float_array_like",
+    "check_axis",
     "check_bool",
     "check_callable",
     "check_categories",
@@ -506,6 +508,27 @@ def check_shape(
             f"{name} must have {what}, shape {tuple(shape)}; got shape {array.shape}"
         )
     return array
+
+
+def check_axis(axis: int, shape: tuple[int, ...]) -> int:
+    """``axis`` as a non-negative index of an axis of an array of ``shape``.
+
+    Raises
+    ------
+    ValueError
+        If ``axis`` is not an integer in [-ndim, ndim).
+    """
+    ndim = len(shape)
+    try:
+        index = operator.index(axis)
+    except TypeError:
+        index = None
+    if index is None or isinstance(axis, bool) or not -ndim <= index < ndim:
+        raise ValueError(
+            f"axis must be an integer in [-{ndim}, {ndim}) for arrays of shape {shape}; "
+            f"got {axis!r}"
+        )
+    return index % ndim
 
 
 def check_last_axis(
