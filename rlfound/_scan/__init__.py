@@ -17,7 +17,7 @@ import numpy as np
 
 from rlfound._scan import _lanes, _stream
 from rlfound._scan._stream import within
-from rlfound._validation import check_axis, check_choice
+from rlfound._validation import FiniteBlocks, check_axis, check_choice
 
 # Steps per block: a block's sums (1 MiB) stay in cache while they are written and solved,
 # so every input is read from memory once and nothing the size of the whole array is
@@ -85,7 +85,9 @@ def scan(
     the last axis every stream's steps are contiguous and all streams are solved as one
     stream (``_stream``); with time on another axis the streams of a step are contiguous
     and are solved together, a row per step (``_lanes``). No input is copied unless it is
-    not C-contiguous.
+    not C-contiguous. Inside a guarded call (``finite_output``) the sums are checked to
+    be finite as each block is finished, and the guard does not read them again
+    (:class:`rlfound._validation.FiniteBlocks`).
     """
     shape = terms.first.shape
     sums = np.empty(shape)
@@ -101,14 +103,28 @@ def scan(
     # The stops are few: listed once, read by index from then on.
     stops = None if stopped is None else np.flatnonzero(stopped)
     write = _term_writer(terms, stops)
-    problem = _stream.Problem(flat_sums, write, flat_factors, stops)
+    checks = FiniteBlocks.of(sums)
+    if checks is None:
+        done = _nothing
+    else:
+
+        def done(start: int, end: int) -> None:
+            checks.add(flat_sums[start:end])
+
+    problem = _stream.Problem(flat_sums, write, flat_factors, stops, done)
     if lanes == 1:
         _stream.solve_stream(problem, horizon, BLOCK)
     else:
         slab = horizon * lanes
         for start in range(0, flat_sums.size, slab):
             _lanes.solve_lanes(problem, start, lanes, slab, BLOCK)
+    if checks is not None:
+        checks.check()
     return sums
+
+
+def _nothing(start: int, end: int) -> None:
+    """``done`` of a scan whose sums are not checked."""
 
 
 def _term_writer(terms: Terms, stops: np.ndarray | None):

@@ -37,7 +37,7 @@ def solve_lanes(
     if lanes < NARROW:
         _solve_narrow(problem, start, lanes, slab, block)
         return
-    sums, write, factors, _ = problem
+    sums, write, factors, _, done = problem
     horizon = slab // lanes
     rows = max(1, block // lanes)
     scratch = np.empty((min(rows, horizon) + 1) // 2 * lanes)
@@ -58,6 +58,7 @@ def solve_lanes(
             np.add(x[-1], products, out=x[-1])
         f[-1] = 0.0
         _reduce(x, f, scratch, _safe_levels(f, None, x.shape[0]))
+        done(low, high)
 
 
 def _solve_constant(
@@ -76,11 +77,12 @@ def _solve_constant(
     ``rlfound._scan._stream._solve_constant``); a pair of rows has the factor c^2, 0 where
     either row stops, so a stop in row r is a stop in row r // 2 of the halved block.
     """
-    sums, write, factor, stops = problem
+    sums, write, factor, stops, done = problem
     no_stops = np.empty(0, dtype=int)
     for first, last, low, high in _blocks(start, lanes, horizon, rows):
         write(low, high, sums[low:high])
         if factor == 0.0:
+            done(low, high)
             continue  # every sum is its own term
         x = sums[low:high].reshape(last - first, lanes)
         zeros = no_stops if stops is None else within(stops, low, high)
@@ -94,6 +96,7 @@ def _solve_constant(
         _reduce_constant(
             x, factor, *np.divmod(zeros, lanes), scratch, levels
         )
+        done(low, high)
 
 
 def _reduce_constant(
@@ -208,7 +211,7 @@ def _solve_narrow(
     A block's rows hold a multiple of 2^LEVELS steps where they can, so that its streams'
     ends stay in place through the halving (see :func:`rlfound._scan._stream.solve_stream`).
     """
-    sums, write, factors, stops = problem
+    sums, write, factors, stops, done = problem
     horizon = slab // lanes
     aligned = 2**_stream.LEVELS
     rows = max(1, block // lanes)
@@ -271,3 +274,4 @@ def _solve_narrow(
             )
             _stream._solve_general(flat, None, flat_factors, 0, steps, band)
         np.copyto(by_step, by_stream.T)
+        done(low, high)

@@ -49,13 +49,15 @@ class Problem(NamedTuple):
     """A scan to solve, flat in C order: ``sums`` to fill with the terms ``write`` gives.
 
     ``factors`` is one number c (with ``stops``, the sorted flat steps where it is 0, or
-    None) or a flat array of c_t.
+    None) or a flat array of c_t. ``done(start, end)`` is called once the sums of the flat
+    steps ``start`` to ``end - 1`` are final, while they are still in cache.
     """
 
     sums: np.ndarray
     write: Writer
     factors: float | np.ndarray
     stops: np.ndarray | None
+    done: Callable[[int, int], None]
 
 
 def within(steps: np.ndarray, start: int, end: int) -> np.ndarray:
@@ -72,7 +74,7 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
     Blocks start at multiples of ``block``; the sum after a block enters it as the loop
     would add it, x_t + c_t y_{t+1} at the block's last step, before the block is solved.
     """
-    sums, write, factors, stops = problem
+    sums, write, factors, stops, done = problem
     size = sums.size
     band = np.empty((min(size, block) + 1, 2))
     filled = [None, 0]  # what the band holds (see _solve_constant)
@@ -131,6 +133,7 @@ def solve_stream(problem: Problem, horizon: int, block: int) -> None:
                 horizon,
                 band,
             )
+        done(start, end)
 
 
 def _twos(count: int) -> int:

@@ -7,6 +7,7 @@ and the array checks read those tolerances: limits <- arrays <- guard, no cycle.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import inspect
@@ -19,7 +20,7 @@ from scipy.linalg import blas
 
 from rlfound._validation.arrays import as_float_array
 
-__all__ = ["check_finite_result", "finite_output"]
+__all__ = ["FiniteBlocks", "check_finite_result", "finite_output"]
 
 _T = TypeVar("_T")
 
@@ -81,11 +82,69 @@ def check_finite_result(
         if log_of_zero:
             leaf = np.where(leaf == -np.inf, 0.0, leaf)
         if not _all_finite(leaf):
-            raise ValueError(
-                f"overflow in {quantity}: the inputs are finite but the result is not "
-                "(it exceeds the float64 range, about 1.8e308); rescale the inputs"
-            )
+            raise ValueError(_overflow_in_result(quantity))
     return result
+
+
+def _overflow_in_result(quantity: str) -> str:
+    return (
+        f"overflow in {quantity}: the inputs are finite but the result is not "
+        "(it exceeds the float64 range, about 1.8e308); rescale the inputs"
+    )
+
+
+@dataclasses.dataclass
+class _Call:
+    """A guarded call that is running: what it computes, and a result already checked."""
+
+    quantity: str
+    checked: Any = None
+
+
+_call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(
+    "rlfound_guarded_call", default=None
+)
+
+
+class FiniteBlocks:
+    """The result check of a guarded call, done a block at a time as the result is built.
+
+    The fast scan writes its result a block at a time. Each finished block is read once
+    by :meth:`add` while it is still in cache, instead of the whole result being read
+    again from memory after the call: as in ``_all_finite``, an inf or NaN makes the sum
+    of squares (BLAS ``ddot``) inf or NaN, and only a sum that is not finite needs the
+    entry by entry check. :meth:`check` raises the error :func:`check_finite_result`
+    would, naming the guarded call's quantity, and otherwise tells the guard that this
+    array is checked, so that it is not read again when the call returns it.
+    """
+
+    def __init__(self, array: np.ndarray, call: _Call) -> None:
+        self.array, self.call, self.squares = array, call, 0.0
+
+    @classmethod
+    def of(cls, array: np.ndarray) -> FiniteBlocks | None:
+        """The check of ``array``, or None outside a guarded call (nothing to check for)."""
+        call = _call.get()
+        return None if call is None else cls(array, call)
+
+    def add(self, block: np.ndarray) -> None:
+        """Count ``block``, a finished contiguous 1-D float64 part of the array."""
+        self.squares += blas.ddot(block, block)
+
+    def check(self) -> None:
+        """Check the array once every block is added.
+
+        Raises
+        ------
+        ValueError
+            Starting ``"overflow in <quantity>"``, if an entry is inf or NaN.
+        """
+        if (
+            not math.isfinite(self.squares)
+            and not np.isfinite(self.array).all()
+        ):
+            raise ValueError(_overflow_in_result(self.call.quantity))
+        self.call.checked = self.array
 
 
 def finite_output(
@@ -142,6 +201,8 @@ def finite_output(
 
         @functools.wraps(function)
         def guarded(*args: Any, **kwargs: Any) -> _T:
+            call = _Call(what)
+            token = _call.set(call)
             try:
                 with np.errstate(
                     over="raise", invalid="raise", divide="raise"
@@ -163,8 +224,10 @@ def finite_output(
                     f"overflow in {what}: the inputs are finite but its linear system is "
                     f"singular in floating point ({error})"
                 ) from error
-            if not check_result:
-                return result
+            finally:
+                _call.reset(token)
+            if not check_result or result is call.checked:
+                return result  # not checked, or checked as it was built
             try:
                 return check_finite_result(
                     result, what, log_of_zero=log_of_zero

@@ -518,3 +518,54 @@ def test_a_malformed_input_keeps_its_own_error_when_another_is_not_finite():
     message = "rewards must have at least 1 dimension; got shape ()"
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         packed_gae(1.0, [[1.0], [1.0, 2.0]], next_values, terminated, truncated, 0.9, 0.8)
+
+
+@given(
+    shape=st.sampled_from([(1, 40), (3, 17), (40, 2), (70, 3)]),
+    position=time_positions,
+    block=st.sampled_from([1, 5, 64]),
+    data=st.data(),
+)
+def test_the_fast_scan_finds_an_overflow_in_whichever_block_it_is(shape, position, block, data):
+    """The fast form checks its sums a block at a time (FiniteBlocks), not after the call.
+
+    Every sum is its own term but one, x_k + x_{k+1} = 2e308 = inf, at a step drawn anywhere
+    (the steps before it in its row become 0 × inf = NaN, as in the clear form): in any
+    block, in either layout, it must be found; with 1e200 there instead the sums are finite,
+    though their squares overflow, and the result must come back as it should be."""
+    terms, discounts = np.ones(shape), np.zeros(shape)
+    axis, (terms, discounts) = in_layout(position, terms, discounts)
+    # Views with time last: setting them sets the arrays.
+    steps, factors = np.moveaxis(terms, axis, -1), np.moveaxis(discounts, axis, -1)
+    row = data.draw(st.integers(0, steps.shape[0] - 1))
+    step = data.draw(st.integers(0, steps.shape[1] - 2))
+    factors[row, step] = 1.0
+    steps[row, step : step + 2] = 1e308
+    with blocks_of(block), pytest.raises(ValueError, match=r"^overflow in discounted_cumsum: the"):
+        discounted_cumsum(terms, discounts, axis=axis, method="banded")
+    steps[row, step : step + 2] = 1e200
+    with blocks_of(block):
+        sums = discounted_cumsum(terms, discounts, axis=axis, method="banded")
+    expected = terms.copy()
+    np.moveaxis(expected, axis, -1)[row, step] = 2e200
+    np.testing.assert_array_equal(sums, expected)
+
+
+def test_the_guard_does_not_read_again_a_result_the_fast_scan_checked(monkeypatch):
+    """The clear form's result is checked after the call, the fast form's only as it is built."""
+    from rlfound._validation import guard
+
+    reads = []
+    monkeypatch.setattr(guard, "_all_finite", lambda array: reads.append(array.shape) or True)
+    stream = small_stream()
+    for function, arguments in [
+        (packed_gae, (*stream, 0.9, 0.8)),
+        (packed_discounted_returns, (stream[0], *stream[2:], 0.9)),
+        (discounted_cumsum, (stream[0], 0.9)),
+    ]:
+        reads.clear()
+        function(*arguments, method="loop")
+        assert reads and set(reads) == {(2, 6)}, function.__name__  # (inner calls check too)
+        reads.clear()
+        function(*arguments, method="banded")
+        assert reads == [], function.__name__
