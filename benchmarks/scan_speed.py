@@ -18,13 +18,16 @@ in one run, with every form first checked against the library's clear form:
 
 Each time is the least CPU time (``time.process_time``, which a shared machine's other work
 distorts less than wall time) of several repeats, with NumPy's BLAS and XLA held to one thread
-so that CPU time is one thread's. It is printed as a ratio to one ``np.add`` pass of two input
-arrays (the cheaper of writing into a new array and into an existing one) and to rlfound on the
-same layout. The memory-bandwidth limit is the bytes a form must read and write (GAE: three
-float arrays and two masks in, one float array out) over the bandwidth of a measured copy of
-an input array: no form can beat it. With ``--phases`` it also prints where rlfound's passes
-go (input checks and masks, building the terms, the halvings, the serial solve, the
-bookkeeping of stops, the result's check). Run from the repository root::
+so that CPU time is one thread's, and each repeat starts with cold caches (a 128 MiB buffer is
+written before it): with warm ones, the three arrays of an ``np.add`` over 10^6 entries stay in
+a 32 MB cache from one repeat to the next while a GAE's six do not, and the unit would be a
+cached pass at that shape and a memory-bound one at the others. It is printed as a ratio to one
+``np.add`` pass of two input arrays (the cheaper of writing into a new array and into an
+existing one) and to rlfound on the same layout. The memory-bandwidth limit is the bytes a form
+must read and write (GAE: three float arrays and two masks in, one float array out) over the
+bandwidth of a measured copy of an input array: no form can beat it. With ``--phases`` it also
+prints where rlfound's passes go (input checks and masks, building the terms, the halvings, the
+serial solve, the bookkeeping of stops, the result's check). Run from the repository root::
 
     .venv/bin/python benchmarks/scan_speed.py [--small] [--repeats 9] [--phases]
 
@@ -58,6 +61,20 @@ An interleaved comparison with commit 7d5de48 (the two versions alternating in o
 (1, 10^6) 11.9 / 12.1 and 10.8 / 11.3 before, 11.0 / 10.3 and 9.4 / 10.3 after;
 (4096, 512) 9.0 / 8.0 and 9.0 / 7.3 before, 7.5 / 5.3 and 5.3 / 4.7 after;
 (16, 65536) 9.1 / 12.3 and 8.8 / 11.6 before, 9.6 / 14.1 and 7.8 / 11.1 after.
+
+Since then (2026-12-02, a machine whose np.add pass is 2.6 to 3.6 ms at two million entries,
+against 0.8 to 1.4 ms in the runs above): the result's check reads each block while it is in
+cache, as it is finished (0.4 to 0.6 passes before, 0.15 to 0.18 after), and every repeat
+starts with cold caches, which the runs above did not do (it changes the unit at 10^6
+entries, where np.add's arrays had stayed in cache: 0.9 ms warm, 1.5 ms cold). One quiet run
+(load 0.4), GAE then returns, (B, T) / (T, B): (1024, 2048) 4.6 / 6.1 and 4.5 / 5.9;
+(65536, 32) 7.0 / 4.5 and 6.6 / 4.0; (1, 10^6) 7.0 / 7.2 and 5.7 / 5.6; (4096, 512)
+5.4 / 5.6 and 6.0 / 4.4; (16, 65536) 5.5 / 10.3 and 5.4 / 8.2. Where GAE's passes go with
+time last: the terms 2.1 to 3.0, the halvings 2.0 to 2.5, the bookkeeping 1.3 to 2.4, the
+input checks and masks 0.7 to 0.9, the serial solve 0.3 to 0.4, the result's check 0.15 to
+0.18; with time first, the row halvings 0.4 to 4.5 and, at (16, 65536), 4.1 of bookkeeping
+(the copy of each block stream by stream and back). Runs of the same code on this machine
+differ by up to a fifth.
 """
 
 from __future__ import annotations
@@ -110,10 +127,21 @@ def time_major(stream):
     return [np.ascontiguousarray(array.T) for array in stream]
 
 
-def best_time(run, repeats):
-    """The least CPU time of up to ``repeats`` runs (fewer once TIME_BUDGET is spent)."""
+# Written before every timed run, so that each starts with cold caches. Arrays of 10^6 entries
+# (8 MB each) otherwise stay in the 32 MB L3 cache from one repeat to the next: np.add's three
+# fit, a GAE's six do not, and the unit the passes are counted in would be a cached add there
+# and a memory-bound one elsewhere (its time varied by 60% between runs).
+EVICTION_BYTES = 128 * 2**20
+_eviction = np.zeros(EVICTION_BYTES // 8)
+
+
+def best_time(run, repeats, cold=True):
+    """The least CPU time of up to ``repeats`` runs (fewer once TIME_BUDGET is spent), each
+    with cold caches unless ``cold`` is False."""
     times = []
     while len(times) < repeats and (not times or sum(times) < TIME_BUDGET):
+        if cold:
+            np.add(_eviction, 1.0, out=_eviction)
         start = time.process_time()
         run()
         times.append(time.process_time() - start)
@@ -271,7 +299,7 @@ def phases(stream, axis, repeats):
     """Where rlfound's GAE passes go: phase -> CPU seconds, from the library's own parts."""
     from rlfound import _scan
     from rlfound._scan import _lanes, _stream
-    from rlfound._validation import guard as limits
+    from rlfound._validation import guard
 
     spent = collections.Counter()
     parts = [
@@ -279,7 +307,7 @@ def phases(stream, axis, repeats):
         (_stream, "_dtbsv", "serial solve (BLAS dtbsv)"),
         (_lanes, "_reduce", "row halvings and loop"),
         (_lanes, "_reduce_constant", "row halvings and loop"),
-        (limits, "check_finite_result", "result's check"),
+        (guard.FiniteBlocks, "add", "result's check"),  # a ddot per block, inside the solve
         (_stream, "solve_stream", "solve"),
         (_lanes, "solve_lanes", "solve"),
     ]
@@ -314,7 +342,7 @@ def phases(stream, axis, repeats):
         for module, name, function in saved:
             setattr(module, name, function)
     spent = {phase: seconds / repeats for phase, seconds in spent.items()}
-    inside = sum(spent[p] for p in spent if p not in ("solve", "result's check"))
+    inside = sum(spent[p] for p in spent if p != "solve")
     spent["stops and bookkeeping"] = spent.pop("solve", 0.0) - inside
     spent["input checks and masks"] = total - sum(spent.values())
     return spent
@@ -324,10 +352,12 @@ def fixed_cost(rng, repeats):
     """The CPU time of a call on a tiny stream, where the call's own overhead is all there is."""
     stream = packed_stream(FIXED_COST_SHAPE, rng)
     rewards, _, next_values, terminated, truncated = stream
-    gae = best_time(lambda: packed_gae(*stream, GAMMA, LAM), repeats)
+    # Warm: the cost of the call's Python, not of fetching the interpreter's code from memory.
+    gae = best_time(lambda: packed_gae(*stream, GAMMA, LAM), repeats, cold=False)
     returns = best_time(
         lambda: packed_discounted_returns(rewards, next_values, terminated, truncated, GAMMA),
         repeats,
+        cold=False,
     )
     return (
         f"Fixed cost of a call at shape {FIXED_COST_SHAPE}: packed_gae {gae * 1e6:.0f} µs, "
