@@ -103,28 +103,18 @@ def scan(
     # The stops are few: listed once, read by index from then on.
     stops = None if stopped is None else np.flatnonzero(stopped)
     write = _term_writer(terms, stops)
-    checks = FiniteBlocks.of(sums)
-    if checks is None:
-        done = _nothing
-    else:
-
-        def done(start: int, end: int) -> None:
-            checks.add(flat_sums[start:end])
-
-    problem = _stream.Problem(flat_sums, write, flat_factors, stops, done)
+    checks = FiniteBlocks(sums)
+    problem = _stream.Problem(
+        flat_sums, write, flat_factors, stops, checks.add
+    )
     if lanes == 1:
         _stream.solve_stream(problem, horizon, BLOCK)
     else:
         slab = horizon * lanes
         for start in range(0, flat_sums.size, slab):
             _lanes.solve_lanes(problem, start, lanes, slab, BLOCK)
-    if checks is not None:
-        checks.check()
+    checks.check()
     return sums
-
-
-def _nothing(start: int, end: int) -> None:
-    """``done`` of a scan whose sums are not checked."""
 
 
 def _term_writer(terms: Terms, stops: np.ndarray | None):

@@ -118,18 +118,16 @@ class FiniteBlocks:
     array is checked, so that it is not read again when the call returns it.
     """
 
-    def __init__(self, array: np.ndarray, call: _Call) -> None:
-        self.array, self.call, self.squares = array, call, 0.0
+    def __init__(self, array: np.ndarray) -> None:
+        """The check of the C-contiguous ``array``; outside a guarded call it does nothing."""
+        self.array, self.call, self.squares = array, _call.get(), 0.0
+        self.flat = array.reshape(-1)
 
-    @classmethod
-    def of(cls, array: np.ndarray) -> FiniteBlocks | None:
-        """The check of ``array``, or None outside a guarded call (nothing to check for)."""
-        call = _call.get()
-        return None if call is None else cls(array, call)
-
-    def add(self, block: np.ndarray) -> None:
-        """Count ``block``, a finished contiguous 1-D float64 part of the array."""
-        self.squares += blas.ddot(block, block)
+    def add(self, start: int, end: int) -> None:
+        """Count the finished flat entries ``start`` to ``end - 1`` of the array."""
+        if self.call is not None:
+            block = self.flat[start:end]
+            self.squares += blas.ddot(block, block)
 
     def check(self) -> None:
         """Check the array once every block is added.
@@ -139,6 +137,8 @@ class FiniteBlocks:
         ValueError
             Starting ``"overflow in <quantity>"``, if an entry is inf or NaN.
         """
+        if self.call is None:
+            return
         if (
             not math.isfinite(self.squares)
             and not np.isfinite(self.array).all()
