@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PYPROJECT = """\
 [build-system]
-requires = ["setuptools>=68"]
+requires = ["setuptools>=77"]
 build-backend = "setuptools.build_meta"
 
 [project]
@@ -31,7 +31,8 @@ name = "rlfound-instructor"
 version = "{version}"
 description = "RL Foundations for the teaching team: solutions and graded-only checks"
 requires-python = ">=3.10"
-license = {{ text = "MIT" }}
+license = "MIT"
+license-files = ["LICENSE"]
 dependencies = ["rlfound=={version}"]
 
 [tool.setuptools]
@@ -67,6 +68,7 @@ def build(dist: Path) -> Path:
             ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.ipynb", "_build"),
         )
         (stage / "pyproject.toml").write_text(PYPROJECT.format(version=version()))
+        shutil.copy2(ROOT / "LICENSE", stage / "LICENSE")
         before = set(dist.glob("rlfound_instructor-*.whl"))
         subprocess.run(
             [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), "."],

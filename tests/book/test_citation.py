@@ -37,7 +37,7 @@ def test_citation_cff_is_valid_cff_1_2_and_the_projects():
     assert {"cff-version", "message", "title", "authors"} <= set(CFF)
     assert [author["name"] for author in CFF["authors"]] == [a["name"] for a in PROJECT["authors"]]
     assert CFF["title"] in PROJECT["description"]
-    assert CFF["license"] == PROJECT["license"]["text"]
+    assert CFF["license"] == PROJECT["license"]
     assert CFF["version"] == PROJECT["version"]
     datetime.date.fromisoformat(CFF["date-released"])
     # The repository is the publisher's to fill in: CFF's repository-code key, documented.

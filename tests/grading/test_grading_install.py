@@ -22,6 +22,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the tomli backport, a dependency there
+    import tomli as tomllib
+
 import nbformat
 import pytest
 from _answers import find_answers, reference_regions, worked_runs
@@ -116,17 +121,23 @@ def test_without_the_instructor_material_an_exercise_has_its_public_checks(monke
 def test_pyproject_lists_every_package():
     """Packages are listed, not discovered (rlfound.chapters lives in chapters/): a new
     subpackage of rlfound must be added to the list, or the wheel would lack it. The book's
-    solutions/ is not among them: it is the instructor wheel."""
-    tomllib = pytest.importorskip("tomllib")
+    solutions/ is not among them: it is the instructor wheel. Every folder of chapters/ that
+    holds Python is listed too (chapters/data's script): setuptools warns that it may stop
+    shipping an importable folder left out of the list."""
     setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    book = {"rlfound.chapters": "chapters"}
-    assert setuptools["package-dir"] == book
+    assert setuptools["package-dir"] == {"rlfound.chapters": "chapters"}
     found = {
         ".".join(path.parent.relative_to(REPO).parts)
         for path in (REPO / "rlfound").rglob("__init__.py")
         if "__pycache__" not in path.parts
     }
-    assert sorted(setuptools["packages"]) == sorted(found | set(book))
+    book = {
+        ".".join(("rlfound", *path.parent.relative_to(REPO).parts))
+        for path in (REPO / "chapters").rglob("*.py")
+        if not {"__pycache__", "_build"} & set(path.parts)
+    }
+    assert book == {"rlfound.chapters", "rlfound.chapters.data"}
+    assert sorted(setuptools["packages"]) == sorted(found | book)
 
 
 # ---------------------------------------------------------------- the installed wheels
@@ -237,6 +248,23 @@ def test_the_students_wheel_holds_no_answer(wheels):
         teaching_names = set(archive.namelist())
     graded = {f"rlfound_instructor/graded/{e.source.name}" for e in EXERCISES.values()}
     assert graded <= teaching_names
+
+
+@pytest.mark.install
+def test_both_wheels_carry_the_license_as_pep_639_metadata(wheels):
+    """An SPDX expression and the license's text in each wheel (core metadata 2.4), the form
+    setuptools keeps building; the TOML table it replaced stops building in 2027."""
+    text = (REPO / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License")
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as archive:
+            (metadata,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+            fields = archive.read(metadata).decode().split("\n\n", 1)[0].splitlines()
+            licenses = metadata.replace("METADATA", "licenses/LICENSE")
+            assert archive.read(licenses).decode() == text, wheel.name
+        assert "License-Expression: MIT" in fields, wheel.name
+        assert "License-File: LICENSE" in fields, wheel.name
+        assert not any(field.startswith("License: ") for field in fields), wheel.name
 
 
 @pytest.mark.install
