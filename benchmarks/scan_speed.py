@@ -324,8 +324,8 @@ def phases(stream, axis, repeats):
 
         return run
 
-    def writer(terms, stops):
-        return timed(saved[-1][2](terms, stops), "terms")
+    def writer(*arguments):
+        return timed(saved[-1][2](*arguments), "terms")
 
     for module, name, phase in parts:
         setattr(module, name, timed(getattr(module, name), phase))

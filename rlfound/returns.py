@@ -293,19 +293,24 @@ def packed_discounted_returns(
     gamma = check_unit_interval(gamma, "gamma")
     axis = check_axis(axis, rewards.shape)
 
+    if _scan.form(method, rewards.shape, axis) == "banded":  # fast path
+        # The scan stops at every stream's end by itself: only the episodes'
+        # own ends are listed, and a still-running episode's bootstrap at
+        # the stream's end is read as an open end.
+        return _scan.scan(
+            _scan.Terms(
+                rewards, next_values, gamma, only=truncated, open_ends=True
+            ),
+            gamma,
+            terminated | truncated,
+            axis,
+        )
     cut = truncated.copy()
     last = (slice(None),) * axis + (-1,)  # the last step of every stream
     cut[last] |= ~terminated[
         last
     ]  # the stream's end cuts a still-running episode
     ends = terminated | cut
-    if _scan.form(method, rewards.shape, axis) == "banded":  # fast path
-        return _scan.scan(
-            _scan.Terms(rewards, next_values, gamma, only=cut),
-            gamma,
-            ends,
-            axis,
-        )
     # Only the cut steps read next_values: a value stored anywhere else
     # cannot leak in.
     terms = rewards.copy()

@@ -59,7 +59,10 @@ class Terms(NamedTuple):
     but the steps of ``never``, where its product is 0; ``second`` and ``third`` may be
     None. Both masks mark stops of the scan (steps of ``stopped``, see :func:`scan`), so
     their steps are picked out of the stops' list, never searched for over the whole
-    array. The arithmetic is the clear forms', so the terms are theirs bit for bit.
+    array. With ``open_ends``, ``second`` is also read at every stream's last step that is
+    not a stop: a stream cut there by its own end (the return's bootstrap), which the scan
+    stops at anyway, so the stops need not list it. The arithmetic is the clear forms', so
+    the terms are theirs bit for bit.
     """
 
     first: np.ndarray
@@ -68,6 +71,7 @@ class Terms(NamedTuple):
     only: np.ndarray | None = None
     never: np.ndarray | None = None
     third: np.ndarray | None = None
+    open_ends: bool = False
 
 
 def scan(
@@ -102,7 +106,7 @@ def scan(
     )
     # The stops are few: listed once, read by index from then on.
     stops = None if stopped is None else np.flatnonzero(stopped)
-    write = _term_writer(terms, stops)
+    write = _term_writer(terms, stops, horizon, lanes)
     checks = FiniteBlocks(sums)
     problem = _stream.Problem(
         flat_sums, write, flat_factors, stops, checks.add
@@ -117,11 +121,14 @@ def scan(
     return sums
 
 
-def _term_writer(terms: Terms, stops: np.ndarray | None):
+def _term_writer(
+    terms: Terms, stops: np.ndarray | None, horizon: int, lanes: int
+):
     """``write(start, end, out)``: the terms of the flat steps ``start`` to ``end - 1``.
 
     ``stops`` lists the flat steps where the scan stops (or is None); the steps of
-    ``terms.only`` and ``terms.never`` are among them.
+    ``terms.only`` and ``terms.never`` are among them. The streams have ``horizon`` steps
+    along an axis followed by ``lanes`` entries (1 with time last).
     """
     first, second, third = (
         None if array is None else array.reshape(-1)
@@ -132,6 +139,7 @@ def _term_writer(terms: Terms, stops: np.ndarray | None):
         None if mask is None else _among(mask.reshape(-1), stops)
         for mask in (terms.only, terms.never)
     )
+    ends = _stream_ends(stops, horizon, lanes) if terms.open_ends else None
 
     def write(start: int, end: int, out: np.ndarray) -> None:
         if second is None or only is not None:
@@ -144,10 +152,62 @@ def _term_writer(terms: Terms, stops: np.ndarray | None):
         if only is not None:
             steps = within(only, start, end)
             out[steps] += weight * second[steps + start]
+        if terms.open_ends:
+            _add_at_open_ends(out, start, end, second, weight, ends)
         if third is not None:
             np.subtract(out, third[start:end], out=out)
 
     return write
+
+
+def _stream_ends(
+    stops: np.ndarray | None, horizon: int, lanes: int
+) -> tuple[int, int, np.ndarray]:
+    """(horizon, lanes, closed): where the streams end, and the stops among their ends."""
+    slab = horizon * lanes
+    closed = (
+        np.empty(0, dtype=int)
+        if stops is None
+        else stops[stops % slab >= slab - lanes]
+    )
+    return horizon, lanes, closed
+
+
+def _add_at_open_ends(
+    out: np.ndarray,
+    start: int,
+    end: int,
+    second: np.ndarray,
+    weight: float,
+    ends: tuple[int, int, np.ndarray],
+) -> None:
+    """x_t += weight second_t at each stream end among the flat steps ``start`` to ``end - 1``
+    that is not a stop (``ends`` from :func:`_stream_ends`).
+
+    With time last the ends are every horizon-th step; otherwise each is the last row of a
+    (horizon, lanes) slab, a contiguous run. The stops' entries are zeroed before the
+    product, so a value that is never read cannot raise a warning.
+    """
+    horizon, lanes, closed = ends
+    slab = horizon * lanes
+    if lanes == 1:
+        first = (horizon - 1 - start) % horizon
+        runs = [(start + first, end, horizon)] if first < end - start else []
+    else:
+        runs = []
+        for base in range(start - start % slab, end, slab):
+            low, high = (
+                max(base + slab - lanes, start),
+                min(base + slab, end),
+            )
+            if low < high:
+                runs.append((low, high, 1))
+    for low, high, step in runs:
+        added = second[low:high:step].copy()
+        added[(within(closed, low, high)) // step] = 0.0
+        added *= weight
+        target = out[low - start : high - start : step]
+        target += added
 
 
 def _among(mask: np.ndarray, stops: np.ndarray | None) -> np.ndarray:

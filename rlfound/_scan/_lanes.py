@@ -109,16 +109,23 @@ def _reduce_constant(
 ) -> None:
     """Solve the rows of ``x`` in place with the factor ``c``, 0 at (``row``, ``lane``)."""
     lanes = x.shape[1]
+    block = x.reshape(-1)  # the rows of every level are views of it
+    # Where each stop sits in the block at every level (a stop in row r is in row r >> k of
+    # level k, the block's row (r >> k) << k), found for all levels at once: entries are
+    # then read and put back by flat index, several times cheaper than by (row, lane).
+    shifts = np.arange(levels)[:, np.newaxis]
+    at_level = ((row >> shifts) << shifts) * lanes + lane
     halved = []
-    for _ in range(levels):
+    for level in range(levels):
         even, odd = x[0::2], x[1::2]
         pairs = odd.shape[0]
         products = scratch[: pairs * lanes].reshape(odd.shape)
-        kept = x[row, lane]
+        stops = at_level[level]
+        kept = block.take(stops)
         np.multiply(odd, c, out=products)
         np.add(even[:pairs], products, out=even[:pairs])  # x_i + c x_{i+1}
-        x[row, lane] = kept
-        halved.append((x, c, row))
+        block[stops] = kept
+        halved.append((x, c, stops))
         x, c, row = even, c * c, row >> 1
     products = scratch[:lanes]
     for t in range(
@@ -127,16 +134,16 @@ def _reduce_constant(
         np.multiply(x[t + 1], c, out=products)
         products[lane[row == t]] = 0.0
         np.add(x[t], products, out=x[t])  # x_t + c y_{t+1}
-    for x, c, row in reversed(halved):
+    for x, c, stops in reversed(halved):
         even, odd = x[0::2], x[1::2]
         count = (
             x.shape[0] - 1
         ) // 2  # the odd rows with an even row after them
         products = scratch[: count * lanes].reshape(count, lanes)
-        kept = x[row, lane]
+        kept = block.take(stops)
         np.multiply(even[1 : count + 1], c, out=products)
         np.add(odd[:count], products, out=odd[:count])  # x_{i+1} + c y_{i+2}
-        x[row, lane] = kept
+        block[stops] = kept
 
 
 def _blocks(start: int, lanes: int, horizon: int, rows: int):

@@ -401,6 +401,31 @@ def test_short_rows_at_the_librarys_own_settings_equal_the_per_episode_sums(shap
     np.testing.assert_allclose(sums, packed_returns_loop(*arguments), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("shape", [(64, 300), (130, 1000), (1024, 96)])
+@pytest.mark.parametrize("block", [None, 64 * 17 + 5])
+def test_wide_time_major_buffers_equal_the_clear_form(shape, block):
+    # At least NARROW streams side by side: the rows are halved a block at a time, the
+    # episodes' ends put back by flat index at every level. Blocks of the library's own
+    # length, and of 17 rows and a few steps, so that blocks end mid-way through the halvings.
+    rng = np.random.default_rng(7)
+    batch = random_packed(rng, shape, p_end=0.02)
+    rewards, _, next_values, terminated, truncated = batch
+    major = [np.ascontiguousarray(array.T) for array in batch]
+    settings = blocks_of(block, sparse=_stream.SPARSE) if block else contextlib.nullcontext()
+    with settings:
+        gae = packed_gae(*major, 0.99, 0.95, axis=0, method="banded")
+        sums = packed_discounted_returns(*major[:1], *major[2:], 0.99, axis=0, method="banded")
+    arguments = (rewards, next_values, terminated, truncated, 0.99)
+    assert_equal_up_to_rounding(
+        gae.T, packed_gae(*batch, 0.99, 0.95, method="loop"), *gae_scan_inputs(*batch, 0.99, 0.95)
+    )
+    assert_equal_up_to_rounding(
+        sums.T,
+        packed_discounted_returns(*arguments, method="loop"),
+        *return_scan_inputs(*arguments),
+    )
+
+
 @given(stream=packed_streams(), gamma=unit_edges, block=block_lengths, position=time_positions)
 def test_the_fast_forms_build_the_clear_forms_terms_bit_for_bit(stream, gamma, block, position):
     # With every factor 0 the scan adds nothing (x_t + 0 · y_{t+1} = x_t exactly), so the
