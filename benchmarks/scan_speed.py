@@ -23,13 +23,16 @@ written before it): with warm ones, the three arrays of an ``np.add`` over 10^6 
 a 32 MB cache from one repeat to the next while a GAE's six do not, and the unit would be a
 cached pass at that shape and a memory-bound one at the others. It is printed as a ratio to one
 ``np.add`` pass of two input arrays (the cheaper of writing into a new array and into an
-existing one) and to rlfound on the same layout. The memory-bandwidth limit is the bytes a form
+existing one) and to rlfound on the same layout. ``np.add`` and each form are timed in turn,
+``--rounds`` times (5), and the median of the rounds' ratios is printed: the machine's speed
+drifts during a run, and one ``np.add`` time per shape made the ratios of the same code vary
+from 4.7 to 8.0 passes. The memory-bandwidth limit is the bytes a form
 must read and write (GAE: three float arrays and two masks in, one float array out) over the
 bandwidth of a measured copy of an input array: no form can beat it. With ``--phases`` it also
 prints where rlfound's passes go (input checks and masks, building the terms, the halvings, the
 serial solve, the bookkeeping of stops, the result's check). Run from the repository root::
 
-    .venv/bin/python benchmarks/scan_speed.py [--small] [--repeats 9] [--phases]
+    .venv/bin/python benchmarks/scan_speed.py [--small] [--repeats 9] [--rounds 5] [--phases]
 
 It first prints the fixed cost of a call on a tiny stream. ``--small`` runs tiny shapes in
 seconds (what the test suite does). This is a benchmark, not a test: the figures depend on
@@ -75,6 +78,16 @@ input checks and masks 0.7 to 0.9, the serial solve 0.3 to 0.4, the result's che
 0.18; with time first, the row halvings 0.4 to 4.5 and, at (16, 65536), 4.1 of bookkeeping
 (the copy of each block stream by stream and back). Runs of the same code on this machine
 differ by up to a fifth.
+
+Later that day (a faster machine: np.add 1.3 to 1.8 ms at two million entries, a call's fixed
+cost 22 to 33 µs), medians of three rounds, one run right after the other, before and after
+two changes: the returns no longer list every stream's end as a stop (65536 of them at
+(65536, 32)) only to filter them out again, reading a still-running episode's bootstrap at a
+stream's end as an "open end" of its terms ((65536, 32) returns 7.5 -> 5.9 with time last,
+3.6 -> 2.9 with time first); and a wide time-major block reads and puts back its stops by
+flat index at every level instead of by (row, lane) ((1024, 2048) with time first: GAE
+7.3 -> 6.2, returns 6.5 -> 5.8; (4096, 512): GAE 5.5 -> 4.4). The README quotes a full run
+of five rounds.
 """
 
 from __future__ import annotations
@@ -87,6 +100,7 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 
 import argparse
 import collections
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -266,15 +280,29 @@ def return_forms(stream):
     }
 
 
-def measure(forms, repeats):
-    """name -> (layout, seconds, worst scaled error), each form checked before it is timed."""
+def measure(forms, repeats, stream, rounds=1):
+    """name -> (layout, passes of np.add, worst scaled error), each form checked before it is
+    timed.
+
+    A round times one np.add pass over ``stream``'s arrays and then the form, each the least
+    of ``repeats`` runs, and the form's passes are the median over ``rounds`` of their ratio
+    (forms slower than TIME_BUDGET get one round). The two are timed in turn because this
+    machine's speed drifts during a run: over a minute, np.add's least time moved by a
+    third and a GAE's ratio to it from 4.7 to 8.0 passes, in rounds of the same code.
+    """
     rows = {}
     for name, (layout, run, reference, bound) in forms.items():
         error = worst_scaled_error(run(), reference, bound)
         tolerance = RLFOUND_TOLERANCE if name.startswith(("rlfound", "clear")) else PEER_TOLERANCE
         if not error <= tolerance:
             raise AssertionError(f"{name} differs from the clear form: {error:.1e}")
-        rows[name] = (layout, best_time(run, repeats), error)
+        ratios, spent = [], 0.0
+        while len(ratios) < rounds and spent < TIME_BUDGET:
+            add = add_time(stream, repeats)
+            seconds = best_time(run, repeats)
+            ratios.append(seconds / add)
+            spent += seconds * repeats
+        rows[name] = (layout, statistics.median(ratios), error)
     return rows
 
 
@@ -370,18 +398,22 @@ def print_table(title, shape, rows, add, limit):
           f"is {limit:.1f} passes")  # fmt: skip
     print("| form | layout | passes of np.add | vs rlfound on its layout | worst error |")
     print("| --- | --- | --- | --- | --- |")
-    for name, (layout, seconds, error) in rows.items():
+    for name, (layout, passes, error) in rows.items():
         own = "rlfound" if layout == "(B, T)" else "rlfound, axis=0"
         if name.endswith("no ends"):
             own = "rlfound, no ends"
-        versus = seconds / rows[own][1] if own in rows else float("nan")
-        print(f"| {name} | {layout} | {seconds / add:,.1f} | {versus:,.2f}× | {error:.1e} |")
+        versus = passes / rows[own][1] if own in rows else float("nan")
+        print(f"| {name} | {layout} | {passes:,.1f} | {versus:,.2f}× | {error:.1e} |")
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="tiny shapes, one repeat")
     parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument(
+        "--rounds", type=int, default=5,
+        help="rounds of np.add and each form timed in turn; the median ratio is printed",
+    )  # fmt: skip
     parser.add_argument("--phases", action="store_true", help="where rlfound's passes go")
     parser.add_argument(
         "--shape", type=lambda text: tuple(int(n) for n in text.split(",")), action="append",
@@ -390,6 +422,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     shapes = args.shape or (SMALL_SHAPES if args.small else SHAPES)
     repeats = 1 if args.small else args.repeats
+    rounds = 1 if args.small else args.rounds
     rng = np.random.default_rng(0)
     print(f"Load average at the start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(fixed_cost(rng, 1 if args.small else 300))
@@ -398,9 +431,10 @@ def main(argv=None) -> None:
         add = add_time(stream, repeats)
         bandwidth = copy_bandwidth(stream, repeats)
         entries = np.prod(shape)
-        rows = measure(gae_forms(stream), repeats) | measure(no_end_forms(stream), repeats)
+        rows = measure(gae_forms(stream), repeats, stream, rounds)
+        rows |= measure(no_end_forms(stream), repeats, stream, rounds)
         print_table("GAE", shape, rows, add, GAE_BYTES * entries / bandwidth / add)
-        rows = measure(return_forms(stream), repeats)
+        rows = measure(return_forms(stream), repeats, stream, rounds)
         print_table("Returns", shape, rows, add, RETURN_BYTES * entries / bandwidth / add)
         if args.phases:
             print("| where rlfound's GAE passes go | (B, T) | (T, B) |")

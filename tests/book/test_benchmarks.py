@@ -65,7 +65,7 @@ def test_scan_speed_times_only_forms_that_agree_with_the_clear_form():
     for shape in [(3, 200), (1, 3000), (70, 40)]:
         stream = scan_speed.packed_stream(shape, rng)
         for forms in (scan_speed.gae_forms, scan_speed.no_end_forms, scan_speed.return_forms):
-            rows = scan_speed.measure(forms(stream), repeats=1)
+            rows = scan_speed.measure(forms(stream), 1, stream)
             assert {"rlfound", "SB3 loop"} <= set(rows) or "lfilter, no ends" in rows
 
 
@@ -75,4 +75,4 @@ def test_scan_speed_refuses_to_time_a_form_that_differs():
     _, run, reference, bound = scan_speed.gae_forms(stream)["SB3 loop"]
     wrong = {"SB3 loop": ("(T, B)", lambda: run() + 1e-6 * bound, reference, bound)}
     with pytest.raises(AssertionError, match=r"^SB3 loop differs from the clear form: 1\.0e-06$"):
-        scan_speed.measure(wrong, repeats=1)
+        scan_speed.measure(wrong, 1, stream)
