@@ -254,24 +254,19 @@ def _solve_constant(
         )  # a step listed twice is harmless: it is put back twice
         factor = factor * factor
     stride = 1 << levels
-    count = -(-length // stride)
-    above = band[:count, 0]
-    # The band keeps -c (of the last level) from block to block: only the zeros change.
-    if filled[0] != factor or filled[1] < count:
-        above[1:] = -factor
-        filled[:] = factor, count
-    cuts = zeros[zeros < count - 1] + 1
-    starts = (
-        slice(0, 0)
-        if row_end is None
-        else slice((row_end + 1) // stride, None, horizon // stride)
-    )
-    above[cuts] = above[starts] = (
-        0.0  # each stop's successor, and each row's first step
-    )
-    _dtbsv(band[:count], terms, stride)
-    above[cuts] = above[starts] = -factor
+    # Rows kept in place and halved down to one step each (rows of 32 steps, or 8 halved
+    # three times) leave nothing to solve: every step of the last level starts a row and
+    # ends it, so its sum is its term. Likewise a level whose rows have two steps has only
+    # the rows' ends as odd steps, which keep their terms: the rows' (and blocks') starts
+    # line up with the levels' grids here, since the rows' length divides the block's.
+    rows_halved = row_end is not None and horizon == stride
+    if not rows_halved:
+        _solve_serially(
+            terms, factor, zeros, row_end, horizon, band, filled, stride
+        )
     for stride, factor, count, stops, ends in reversed(halved):
+        if ends is not None and horizon == 2 * stride:
+            continue  # every odd step ends its row
         if (
             count > 2
         ):  # y_{i+1} = x_{i+1} + c y_{i+2} at every odd i + 1 with a step after it
@@ -289,6 +284,37 @@ def _solve_constant(
             terms[stops] = kept
             if row_ends is not None:
                 terms[ends] = row_ends
+
+
+def _solve_serially(
+    terms: np.ndarray,
+    factor: float,
+    zeros: np.ndarray,
+    row_end: int | None,
+    horizon: int,
+    band: np.ndarray,
+    filled: list,
+    stride: int,
+) -> None:
+    """Back-substitute every ``stride``-th term with the factor c, 0 after each of the
+    ``zeros`` and at each row's first step (see :func:`_solve_constant`)."""
+    count = -(-terms.size // stride)
+    above = band[:count, 0]
+    # The band keeps -c (of the last level) from block to block: only the zeros change.
+    if filled[0] != factor or filled[1] < count:
+        above[1:] = -factor
+        filled[:] = factor, count
+    cuts = zeros[zeros < count - 1] + 1
+    starts = (
+        slice(0, 0)
+        if row_end is None
+        else slice((row_end + 1) // stride, None, horizon // stride)
+    )
+    above[cuts] = above[starts] = (
+        0.0  # each stop's successor, and each row's first step
+    )
+    _dtbsv(band[:count], terms, stride)
+    above[cuts] = above[starts] = -factor
 
 
 def _axpy(

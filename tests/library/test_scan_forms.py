@@ -387,18 +387,43 @@ def test_packed_fast_forms_on_long_streams_equal_the_per_episode_sums(shape):
     np.testing.assert_allclose(sums, packed_returns_loop(*arguments), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("shape", [(4096, 8), (2048, 24), (1500, 5), (300, 96)])
-def test_short_rows_at_the_librarys_own_settings_equal_the_per_episode_sums(shape):
-    # Rows of 8 or 24 steps are halved in place 3 times, rows of 5 never, rows of 96 (not a
-    # multiple of 2^LEVELS, but long enough) with their ends listed as stops.
+@pytest.mark.parametrize(
+    ("shape", "halved", "serial"),
+    [
+        ((4096, 8), True, False),
+        ((2048, 24), True, True),
+        ((1024, 32), True, False),
+        ((1500, 5), False, True),
+        ((300, 96), True, True),
+        ((300, 100), True, True),
+    ],
+)
+def test_short_rows_at_the_librarys_own_settings_equal_the_per_episode_sums(
+    shape, halved, serial, monkeypatch
+):
+    # Rows of 8, 24 or 32 steps are halved in place as often as their length allows (3, 3
+    # and 5 times), rows of 5 never; rows of 96 (a multiple of 2^LEVELS) keep their ends in
+    # place, rows of 100 have them listed as stops. Rows of 8 and 32 halve down to one step
+    # each, which leaves the serial solve nothing to do: it is not called. Episodes end
+    # rarely enough (0.2% of steps) that the stops do not switch the halving off.
+    calls = {"_axpy": 0, "_dtbsv": 0}
+    for name in calls:
+        original = getattr(_stream, name)
+
+        def counted(*arguments, _original=original, _name=name, **keywords):
+            calls[_name] += 1
+            return _original(*arguments, **keywords)
+
+        monkeypatch.setattr(_stream, name, counted)
     rng = np.random.default_rng(6)
-    batch = random_packed(rng, shape, p_end=0.01)
+    batch = random_packed(rng, shape, p_end=0.001)
     rewards, _, next_values, terminated, truncated = batch
     arguments = (rewards, next_values, terminated, truncated, 0.99)
     gae = packed_gae(*batch, 0.99, 0.95, method="banded")
     sums = packed_discounted_returns(*arguments, method="banded")
     np.testing.assert_allclose(gae, packed_gae_loop(*batch, 0.99, 0.95), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(sums, packed_returns_loop(*arguments), rtol=1e-12, atol=1e-12)
+    assert (calls["_axpy"] > 0, calls["_dtbsv"] > 0) == (halved, serial)
 
 
 @pytest.mark.parametrize("shape", [(64, 300), (130, 1000), (1024, 96)])
