@@ -86,8 +86,13 @@ two changes: the returns no longer list every stream's end as a stop (65536 of t
 stream's end as an "open end" of its terms ((65536, 32) returns 7.5 -> 5.9 with time last,
 3.6 -> 2.9 with time first); and a wide time-major block reads and puts back its stops by
 flat index at every level instead of by (row, lane) ((1024, 2048) with time first: GAE
-7.3 -> 6.2, returns 6.5 -> 5.8; (4096, 512): GAE 5.5 -> 4.4). The README quotes a full run
-of five rounds.
+7.3 -> 6.2, returns 6.5 -> 5.8; (4096, 512): GAE 5.5 -> 4.4). Then, interleaved (each
+version twice, alternating): rows kept in place that the halvings leave one step long (rows
+of 8 or 32 steps) skip the serial solve, which had nothing left to do, and a level whose
+rows have two steps skips its back-substitution axpy, all of whose odd steps are rows' ends:
+(262144, 8) with time last 7.7 and 8.0 -> 5.2 and 5.3 for GAE; (65536, 32) 6.7 and 6.6 ->
+6.1 and 5.7 for GAE, 6.8 and 6.7 -> 6.0 and 5.6 for the returns. The README quotes a full
+run of five rounds.
 """
 
 from __future__ import annotations
