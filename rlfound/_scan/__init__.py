@@ -139,7 +139,13 @@ def _term_writer(
         None if mask is None else _among(mask.reshape(-1), stops)
         for mask in (terms.only, terms.never)
     )
-    ends = _stream_ends(stops, horizon, lanes) if terms.open_ends else None
+    # The stops among the streams' ends: those ends keep their terms.
+    slab = horizon * lanes
+    closed = (
+        np.empty(0, dtype=int)
+        if stops is None
+        else stops[stops % slab >= slab - lanes]
+    )
 
     def write(start: int, end: int, out: np.ndarray) -> None:
         if second is None or only is not None:
@@ -153,24 +159,13 @@ def _term_writer(
             steps = within(only, start, end)
             out[steps] += weight * second[steps + start]
         if terms.open_ends:
-            _add_at_open_ends(out, start, end, second, weight, ends)
+            _add_at_open_ends(
+                out, start, end, second, weight, horizon, lanes, closed
+            )
         if third is not None:
             np.subtract(out, third[start:end], out=out)
 
     return write
-
-
-def _stream_ends(
-    stops: np.ndarray | None, horizon: int, lanes: int
-) -> tuple[int, int, np.ndarray]:
-    """(horizon, lanes, closed): where the streams end, and the stops among their ends."""
-    slab = horizon * lanes
-    closed = (
-        np.empty(0, dtype=int)
-        if stops is None
-        else stops[stops % slab >= slab - lanes]
-    )
-    return horizon, lanes, closed
 
 
 def _add_at_open_ends(
@@ -179,16 +174,17 @@ def _add_at_open_ends(
     end: int,
     second: np.ndarray,
     weight: float,
-    ends: tuple[int, int, np.ndarray],
+    horizon: int,
+    lanes: int,
+    closed: np.ndarray,
 ) -> None:
     """x_t += weight second_t at each stream end among the flat steps ``start`` to ``end - 1``
-    that is not a stop (``ends`` from :func:`_stream_ends`).
+    that is not among the ``closed`` ones (stops).
 
     With time last the ends are every horizon-th step; otherwise each is the last row of a
     (horizon, lanes) slab, a contiguous run. The stops' entries are zeroed before the
     product, so a value that is never read cannot raise a warning.
     """
-    horizon, lanes, closed = ends
     slab = horizon * lanes
     if lanes == 1:
         first = (horizon - 1 - start) % horizon
@@ -204,7 +200,7 @@ def _add_at_open_ends(
                 runs.append((low, high, 1))
     for low, high, step in runs:
         added = second[low:high:step].copy()
-        added[(within(closed, low, high)) // step] = 0.0
+        added[within(closed, low, high) // step] = 0.0
         added *= weight
         target = out[low - start : high - start : step]
         target += added

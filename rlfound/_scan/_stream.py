@@ -259,11 +259,25 @@ def _solve_constant(
     # ends it, so its sum is its term. Likewise a level whose rows have two steps has only
     # the rows' ends as odd steps, which keep their terms: the rows' (and blocks') starts
     # line up with the levels' grids here, since the rows' length divides the block's.
-    rows_halved = row_end is not None and horizon == stride
-    if not rows_halved:
-        _solve_serially(
-            terms, factor, zeros, row_end, horizon, band, filled, stride
+    if row_end is None or horizon != stride:
+        count = -(-length // stride)
+        above = band[:count, 0]
+        # The band keeps -c (of the last level) from block to block: only the zeros
+        # change.
+        if filled[0] != factor or filled[1] < count:
+            above[1:] = -factor
+            filled[:] = factor, count
+        cuts = zeros[zeros < count - 1] + 1
+        starts = (
+            slice(0, 0)
+            if row_end is None
+            else slice((row_end + 1) // stride, None, horizon // stride)
         )
+        above[cuts] = above[starts] = (
+            0.0  # each stop's successor, and each row's first step
+        )
+        _dtbsv(band[:count], terms, stride)
+        above[cuts] = above[starts] = -factor
     for stride, factor, count, stops, ends in reversed(halved):
         if ends is not None and horizon == 2 * stride:
             continue  # every odd step ends its row
@@ -284,37 +298,6 @@ def _solve_constant(
             terms[stops] = kept
             if row_ends is not None:
                 terms[ends] = row_ends
-
-
-def _solve_serially(
-    terms: np.ndarray,
-    factor: float,
-    zeros: np.ndarray,
-    row_end: int | None,
-    horizon: int,
-    band: np.ndarray,
-    filled: list,
-    stride: int,
-) -> None:
-    """Back-substitute every ``stride``-th term with the factor c, 0 after each of the
-    ``zeros`` and at each row's first step (see :func:`_solve_constant`)."""
-    count = -(-terms.size // stride)
-    above = band[:count, 0]
-    # The band keeps -c (of the last level) from block to block: only the zeros change.
-    if filled[0] != factor or filled[1] < count:
-        above[1:] = -factor
-        filled[:] = factor, count
-    cuts = zeros[zeros < count - 1] + 1
-    starts = (
-        slice(0, 0)
-        if row_end is None
-        else slice((row_end + 1) // stride, None, horizon // stride)
-    )
-    above[cuts] = above[starts] = (
-        0.0  # each stop's successor, and each row's first step
-    )
-    _dtbsv(band[:count], terms, stride)
-    above[cuts] = above[starts] = -factor
 
 
 def _axpy(
