@@ -20,6 +20,7 @@ underflow.
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import blas
 
 import rlfound._scan._stream as _stream
 from rlfound._scan._stream import TINY, Problem, within
@@ -28,6 +29,11 @@ ROWS = 4  # rows left to the loop once a block is halved
 # Fewer streams side by side than this make rows too short for NumPy to work on at full
 # speed: such a block is copied stream by stream and solved as streams are (``_stream``).
 NARROW = 64
+# Rows at least this long are halved one BLAS call per row (see _add_next_rows): below, the
+# call's fixed cost outweighs the pass it saves (timed with benchmarks/scan_speed.py on a
+# 2-core machine: 1.0 to 1.6 passes of np.add fewer at 1024 and 2048 streams, none at 256,
+# a loss below).
+ROW_AXPY = 512
 
 
 def solve_lanes(
@@ -117,16 +123,13 @@ def _reduce_constant(
     at_level = ((row >> shifts) << shifts) * lanes + lane
     halved = []
     for level in range(levels):
-        even, odd = x[0::2], x[1::2]
-        pairs = odd.shape[0]
-        products = scratch[: pairs * lanes].reshape(odd.shape)
         stops = at_level[level]
         kept = block.take(stops)
-        np.multiply(odd, c, out=products)
-        np.add(even[:pairs], products, out=even[:pairs])  # x_i + c x_{i+1}
+        # x_i + c x_{i+1} at the even rows with a row after them
+        _add_next_rows(x, block, c, 0, x.shape[0] // 2, scratch)
         block[stops] = kept
         halved.append((x, c, stops))
-        x, c, row = even, c * c, row >> 1
+        x, c, row = x[0::2], c * c, row >> 1
     products = scratch[:lanes]
     for t in range(
         x.shape[0] - 2, -1, -1
@@ -135,15 +138,42 @@ def _reduce_constant(
         products[lane[row == t]] = 0.0
         np.add(x[t], products, out=x[t])  # x_t + c y_{t+1}
     for x, c, stops in reversed(halved):
-        even, odd = x[0::2], x[1::2]
-        count = (
-            x.shape[0] - 1
-        ) // 2  # the odd rows with an even row after them
-        products = scratch[: count * lanes].reshape(count, lanes)
         kept = block.take(stops)
-        np.multiply(even[1 : count + 1], c, out=products)
-        np.add(odd[:count], products, out=odd[:count])  # x_{i+1} + c y_{i+2}
+        # The odd rows with an even row after them: x_{i+1} + c y_{i+2}.
+        _add_next_rows(x, block, c, 1, (x.shape[0] - 1) // 2, scratch)
         block[stops] = kept
+
+
+def _add_next_rows(
+    x: np.ndarray,
+    block: np.ndarray,
+    c: float,
+    first: int,
+    count: int,
+    scratch: np.ndarray,
+) -> None:
+    """x[first + 2k] += c x[first + 2k + 1] for k < ``count``, in place.
+
+    ``x`` is a view of the flat ``block`` whose rows are evenly spaced in it. Rows of at
+    least ROW_AXPY entries are added one BLAS ``daxpy`` per row, which reads each pair of
+    rows once; NumPy's product into ``scratch`` and sum, over all rows at once, pass over
+    the rows twice. Rows longer than an axpy piece stay
+    with NumPy: OpenBLAS would hand each call to several threads (see ``_stream._axpy``).
+    """
+    lanes = x.shape[1]
+    if ROW_AXPY <= lanes <= _stream.AXPY_PIECE:
+        # Entries from one row of x to the next; daxpy is called positionally, as f2py
+        # parses keywords several times slower.
+        step, daxpy = x.strides[0] // x.itemsize, blas.daxpy
+        for offset in range(
+            first * step, (first + 2 * count) * step, 2 * step
+        ):
+            daxpy(block, block, lanes, c, offset + step, 1, offset, 1)
+        return
+    targets = x[first : first + 2 * count : 2]
+    products = scratch[: count * lanes].reshape(targets.shape)
+    np.multiply(x[first + 1 : first + 2 * count + 1 : 2], c, out=products)
+    np.add(targets, products, out=targets)
 
 
 def _blocks(start: int, lanes: int, horizon: int, rows: int):
