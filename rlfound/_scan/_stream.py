@@ -314,17 +314,21 @@ def _axpy(
     entries to several threads, which then spin idle for milliseconds, costing far more CPU
     time than the axpy itself.
     """
+    # The arguments are x, y, n, a, offx, incx, offy, incy, passed by position: f2py parses
+    # keywords several times slower, a cost paid at every call.
+    daxpy = blas.daxpy
     for first in range(0, count, AXPY_PIECE):
         offset = first * step
-        blas.daxpy(
+        n = min(AXPY_PIECE, count - first)
+        daxpy(
             terms,
             terms,
-            n=min(AXPY_PIECE, count - first),
-            a=factor,
-            offx=source + offset,
-            incx=step,
-            offy=target + offset,
-            incy=step,
+            n,
+            factor,
+            source + offset,
+            step,
+            target + offset,
+            step,
         )
 
 
