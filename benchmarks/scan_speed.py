@@ -91,8 +91,26 @@ version twice, alternating): rows kept in place that the halvings leave one step
 of 8 or 32 steps) skip the serial solve, which had nothing left to do, and a level whose
 rows have two steps skips its back-substitution axpy, all of whose odd steps are rows' ends:
 (262144, 8) with time last 7.7 and 8.0 -> 5.2 and 5.3 for GAE; (65536, 32) 6.7 and 6.6 ->
-6.1 and 5.7 for GAE, 6.8 and 6.7 -> 6.0 and 5.6 for the returns. The README quotes a full
-run of five rounds.
+6.1 and 5.7 for GAE, 6.8 and 6.7 -> 6.0 and 5.6 for the returns.
+
+On 2026-12-03 (another machine: 512 KiB of L2 cache per core and 8 MB of L3, np.add 1.5 to
+1.9 ns an entry, Python about five times slower, a call's fixed cost 133 µs), each change
+against the code before it in one process, alternating, medians of five rounds: time-major
+rows of 512 to 8192 streams halved one BLAS daxpy per row, one pass over each pair of rows,
+in place of NumPy's product into scratch and sum (GAE then returns with time first:
+(1024, 2048) 7.0 -> 5.6 and 6.1 -> 4.6; (4096, 512) 5.6 -> 4.7 and 4.7 -> 3.8; (512, 4096)
+7.6 -> 6.5; (2048, 1024) 6.7 -> 5.1; at 256 streams 8.1 -> 8.3, at 128 8.6 -> 11.7 and at 64
+8.9 -> 17.1, where the calls cost more than the pass they save: hence the threshold); then the
+stream halvings' daxpy called with its arguments by position (f2py parses keywords about
+1.3 µs slower a call, some 32 calls a block): GAE with time last at (1, 10^6) 6.05 -> 5.72,
+(4096, 512) 6.44 -> 6.29. Measured and left out the same day: blocks of 2^16 steps (to fit
+the smaller L2) are slower at every shape ((1, 10^6) GAE 6.2 -> 7.0), blocks of 2^18 no
+faster; the halving of 16-stream time-major rows as one matrix product per level (pairs of
+rows times [I; cI]) is four times slower than the strided ufuncs, a transpose through a 3-D
+view 15% faster than np.copyto of ``.T`` one way and no faster back, and the remainders of
+the stops' flat indices (``% horizon``, 7.5 ns an entry) cost 0.05 to 0.1 passes, which a
+floor division by the same number (NumPy's libdivide, 3 ns) would halve. The README quotes a
+full run of five rounds.
 """
 
 from __future__ import annotations
