@@ -10,8 +10,10 @@ solve halves a stream (see ``_stream``): at every even row i, the recursion take
 is again a scan, over the even rows, with one NumPy operation over all of them at once.
 Halved until a few rows are left, the loop runs over those, and each level's odd rows follow
 from the even ones after them, y_{i+1} = x_{i+1} + c_{i+1} y_{i+2}, again all at once. One
-factor c for every step (every return and GAE) stays one number, and the few entries where
-a sum stops are put back by index after each operation; per-step factors are kept as an
+factor c for every step (every return and GAE) stays one number (rows of ROW_AXPY streams
+or more are then added one BLAS ``daxpy`` per row, which passes over them once where NumPy's
+product and sum pass twice), and the few entries where a sum stops are put back by index
+after each operation; per-step factors are kept as an
 array (0 where a sum stops). Products of factors are formed only when every |c_t| <= 1 and
 no product of 2^levels of them leaves the normal floats, so they neither overflow nor
 underflow.
