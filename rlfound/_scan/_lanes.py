@@ -10,13 +10,12 @@ solve halves a stream (see ``_stream``): at every even row i, the recursion take
 is again a scan, over the even rows, with one NumPy operation over all of them at once.
 Halved until a few rows are left, the loop runs over those, and each level's odd rows follow
 from the even ones after them, y_{i+1} = x_{i+1} + c_{i+1} y_{i+2}, again all at once. One
-factor c for every step (every return and GAE) stays one number (rows of ROW_AXPY streams
-or more are then added one BLAS ``daxpy`` per row, which passes over them once where NumPy's
+factor c for every step (every return and GAE) stays one number (rows of ROW_AXPY streams or
+more are then added one BLAS ``daxpy`` per row, which passes over them once where NumPy's
 product and sum pass twice), and the few entries where a sum stops are put back by index
-after each operation; per-step factors are kept as an
-array (0 where a sum stops). Products of factors are formed only when every |c_t| <= 1 and
-no product of 2^levels of them leaves the normal floats, so they neither overflow nor
-underflow.
+after each operation; per-step factors are kept as an array (0 where a sum stops). Products
+of factors are formed only when every |c_t| <= 1 and no product of 2^levels of them leaves
+the normal floats, so they neither overflow nor underflow.
 """
 
 from __future__ import annotations
@@ -159,13 +158,12 @@ def _add_next_rows(
     ``x`` is a view of the flat ``block`` whose rows are evenly spaced in it. Rows of at
     least ROW_AXPY entries are added one BLAS ``daxpy`` per row, which reads each pair of
     rows once; NumPy's product into ``scratch`` and sum, over all rows at once, pass over
-    the rows twice. Rows longer than an axpy piece stay
-    with NumPy: OpenBLAS would hand each call to several threads (see ``_stream._axpy``).
+    the rows twice. Rows longer than an axpy piece stay with NumPy: OpenBLAS would hand
+    each call to several threads (see ``_stream._axpy``, whose positional call this is).
     """
     lanes = x.shape[1]
     if ROW_AXPY <= lanes <= _stream.AXPY_PIECE:
-        # Entries from one row of x to the next; daxpy is called positionally, as f2py
-        # parses keywords several times slower.
+        # Entries from one row of x to the next.
         step, daxpy = x.strides[0] // x.itemsize, blas.daxpy
         for offset in range(
             first * step, (first + 2 * count) * step, 2 * step
