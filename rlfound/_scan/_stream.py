@@ -181,7 +181,9 @@ def _solve_constant(
     place (see :func:`solve_stream`), or None when ``zeros`` lists them. ``filled`` is [c, n]
     when ``band`` holds -c in its first n rows from the block before, [None, 0] at first.
     The block is halved at most ``most`` times (``LEVELS``, or fewer for short rows kept in
-    place).
+    place). ``zeros`` is sorted, or in any order (repeats allowed) when there is no
+    ``following`` sum and the rows' ends are in place: only the last zero is ever looked
+    at, to tell whether the block's last step is one.
 
     BLAS back substitution costs a few nanoseconds a step, one step after the other, while
     a strided ``daxpy`` over all steps costs a fraction of a nanosecond each. So the block is

@@ -53,29 +53,37 @@ unit_edges = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0))
 # the library's own threshold for the few streams these arrays have. Rows shorter than
 # `sparse` steps keep their ends in place, halved as often as their length allows: 1 never.
 # Time-major rows of at least `row_axpy` streams are halved one BLAS call per row: 1 always.
+# A narrow block is turned stream by stream `transpose` entries (at least a row) at a time.
 block_lengths = st.tuples(
     st.sampled_from([1, 2, 3, 7, 8, 64, _scan.BLOCK]),
     st.sampled_from([0, 1, 3, _stream.LEVELS, 6]),
     st.sampled_from([1, _lanes.NARROW]),
     st.sampled_from([1, _stream.SPARSE]),
     st.sampled_from([1, _lanes.ROW_AXPY]),
+    st.sampled_from([1, 5, _lanes.TRANSPOSE]),
 )
 
 
 @contextlib.contextmanager
 def blocks_of(
-    block, levels=_stream.LEVELS, sparse=1, narrow=_lanes.NARROW, row_axpy=_lanes.ROW_AXPY
+    block,
+    levels=_stream.LEVELS,
+    sparse=1,
+    narrow=_lanes.NARROW,
+    row_axpy=_lanes.ROW_AXPY,
+    transpose=_lanes.TRANSPOSE,
 ):
     """Run the banded solve with blocks of ``block`` steps, each halved ``levels`` times.
 
-    ``block`` may also be a tuple (steps, levels, narrow, sparse, row_axpy). ``sparse=1``
-    halves a block however many of its factors are 0, so that small arrays with dense stops
-    take the halved path too, however short. A time-major block of at least ``narrow``
-    streams is halved down to two rows (one, if ``block`` is 1 step), by one BLAS call per
-    row if it has at least ``row_axpy`` streams; one of fewer is solved stream by stream.
+    ``block`` may also be a tuple (steps, levels, narrow, sparse, row_axpy, transpose).
+    ``sparse=1`` halves a block however many of its factors are 0, so that small arrays with
+    dense stops take the halved path too, however short. A time-major block of at least
+    ``narrow`` streams is halved down to two rows (one, if ``block`` is 1 step), by one BLAS
+    call per row if it has at least ``row_axpy`` streams; one of fewer is solved stream by
+    stream, turned ``transpose`` entries at a time.
     """
     if isinstance(block, tuple):
-        block, levels, narrow, sparse, row_axpy = block
+        block, levels, narrow, sparse, row_axpy, transpose = block
     names = [
         (_scan, "BLOCK", block),
         (_stream, "LEVELS", levels),
@@ -84,6 +92,7 @@ def blocks_of(
         (_lanes, "ROWS", 2 if block > 1 else 1),
         (_lanes, "NARROW", narrow),
         (_lanes, "ROW_AXPY", row_axpy),
+        (_lanes, "TRANSPOSE", transpose),
     ]
     saved = [(module, name, getattr(module, name)) for module, name, _ in names]
     for module, name, value in names:
