@@ -116,13 +116,16 @@ Later that day (a new machine: an Intel Xeon with 2 MiB of L2 cache per core, np
 in pieces of 24 KiB of rows instead of one call (interleaved in one process, medians of five
 rounds, time of the new over the old, GAE / returns with time first): 0.97 / 0.95 at 16
 streams, 0.93 / 0.92 at 32, 0.99 to 1.03 at 2, 4, 8 and 63. A full run before the change
-measured GAE with time first at (16, 65536) 6.7 passes, three after it 5.7, 6.3 and 5.6.
+measured GAE with time first at (16, 65536) 6.7 passes, four after it 5.7, 6.3, 5.6 and
+(from a fresh clone, right after a book build) 6.2.
 Measured and left out: the writer's last ufunc writing the terms straight into the
 stream-by-stream buffer (fast only with the streams padded off multiples of 4 KiB: 1.1 ms a
 million entries, against 3.7 ms 64 KiB apart, where every entry of a row falls in one cache
 set), GAE 5% and 11% faster at 16 and 32 streams but the returns up to 20% slower and 2 to
 4 streams 10% slower, since the copy back then pays the result's first write; the padding
-alone, for a faster copy back, within ±4%; blocks of 2^16 or 2^15 steps (GAE at (16, 65536)
+alone, for a faster copy back, within ±4%; the terms written into a scratch block that stays
+in cache instead of the result's own block, 5% to 10% slower at 4 to 63 streams, for the
+same reason; blocks of 2^16 or 2^15 steps (GAE at (16, 65536)
 with time first 6.3 -> 6.4 and 6.9 passes) or 2^18 (6.5); a product with an identity matrix
 (dgemm) as the transposing copy, no faster than NumPy's; and, to time them, no put-backs of
 the stops' terms at all (wrong sums): 0.1 to 0.2 passes. The README quotes a full run of
