@@ -266,13 +266,14 @@ def _solve_narrow(
         0,
     ]  # what the band holds (see rlfound._scan._stream._solve_constant)
     constant = isinstance(factors, float)
+    # Rows copied stream by stream in one call (see TRANSPOSE).
+    piece = max(1, TRANSPOSE // lanes)
     for first, last, low, high in _blocks(start, lanes, horizon, rows):
         write(low, high, sums[low:high])
-        by_step = sums[low:high].reshape(last - first, lanes)
-        flat = streams[: high - low]
-        by_stream = flat.reshape(lanes, last - first)
         steps = last - first
-        piece = max(1, TRANSPOSE // lanes)
+        by_step = sums[low:high].reshape(steps, lanes)
+        flat = streams[: high - low]
+        by_stream = flat.reshape(lanes, steps)
         for row in range(0, steps, piece):
             np.copyto(
                 by_stream[:, row : row + piece], by_step[row : row + piece].T

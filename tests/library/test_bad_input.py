@@ -1909,17 +1909,14 @@ def test_bad_input_raises_a_value_error_that_names_the_argument(
 @pytest.mark.parametrize("function", [advantages.packed_gae, returns.packed_discounted_returns])
 @pytest.mark.parametrize("method", ["auto", "loop"])
 def test_both_flags_name_the_first_such_step_in_c_order(function, method):
-    """Several steps with both flags: the first in C order is named, whichever form runs
-    (the check looks only at the steps where either flag is set)."""
+    """Several steps with both flags: the first in C order is named, whichever form runs."""
     both = np.zeros((3, 4), dtype=bool)
     both[[2, 0, 1], [0, 3, 1]] = True  # steps (2, 0), (0, 3) and (1, 1)
     terminated = both | np.eye(3, 4, dtype=bool)  # and more ends, terminated only
     arguments = {**VALID[function], "terminated": terminated, "truncated": both.copy()}
-    arguments.update(
-        {name: np.zeros((3, 4)) for name in ("rewards", "values", "next_values")}
-        if function is advantages.packed_gae
-        else {"rewards": np.zeros((3, 4)), "next_values": np.zeros((3, 4))}
-    )
+    for name in ("rewards", "values", "next_values"):
+        if name in arguments:
+            arguments[name] = np.zeros((3, 4))
     with pytest.raises(ValueError, match=r"got both True at index \(0, 3\)$"):
         function(**arguments, method=method)
 
