@@ -465,6 +465,38 @@ def test_wide_time_major_buffers_equal_the_clear_form(shape, block):
     )
 
 
+@pytest.mark.parametrize("lanes", [2, 16, 63])
+def test_narrow_time_major_blocks_hold_an_odd_number_of_aligned_runs(lanes, monkeypatch):
+    # Blocks of 128 rows, 4 runs of 2^LEVELS, would put a block's streams a power of two
+    # apart in the buffer they are solved in; they hold 3 runs instead, solved from the
+    # end: 12 rows, then 96 three times, with the clear form's numbers.
+    steps = []
+    original = _stream._solve_constant
+
+    def spied(*arguments):
+        steps.append(arguments[5])  # the block's steps per stream
+        return original(*arguments)
+
+    monkeypatch.setattr(_stream, "_solve_constant", spied)
+    rng = np.random.default_rng(8)
+    batch = random_packed(rng, (lanes, 300), p_end=0.01)
+    rewards, _, next_values, terminated, truncated = batch
+    major = [np.ascontiguousarray(array.T) for array in batch]
+    with blocks_of(128 * lanes):
+        gae = packed_gae(*major, 0.99, 0.95, axis=0, method="banded")
+        sums = packed_discounted_returns(*major[:1], *major[2:], 0.99, axis=0, method="banded")
+    assert steps == [12, 96, 96, 96] * 2
+    arguments = (rewards, next_values, terminated, truncated, 0.99)
+    assert_equal_up_to_rounding(
+        gae.T, packed_gae(*batch, 0.99, 0.95, method="loop"), *gae_scan_inputs(*batch, 0.99, 0.95)
+    )
+    assert_equal_up_to_rounding(
+        sums.T,
+        packed_discounted_returns(*arguments, method="loop"),
+        *return_scan_inputs(*arguments),
+    )
+
+
 @given(stream=packed_streams(), gamma=unit_edges, block=block_lengths, position=time_positions)
 def test_the_fast_forms_build_the_clear_forms_terms_bit_for_bit(stream, gamma, block, position):
     # With every factor 0 the scan adds nothing (x_t + 0 · y_{t+1} = x_t exactly), so the
