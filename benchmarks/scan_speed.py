@@ -128,8 +128,29 @@ in cache instead of the result's own block, 5% to 10% slower at 4 to 63 streams,
 same reason; blocks of 2^16 or 2^15 steps (GAE at (16, 65536)
 with time first 6.3 -> 6.4 and 6.9 passes) or 2^18 (6.5); a product with an identity matrix
 (dgemm) as the transposing copy, no faster than NumPy's; and, to time them, no put-backs of
-the stops' terms at all (wrong sums): 0.1 to 0.2 passes. The README quotes a full run of
-five rounds.
+the stops' terms at all (wrong sums): 0.1 to 0.2 passes.
+
+On 2026-12-04 (a new machine: an AMD EPYC with 32 KiB of L1 and 1 MiB of L2 cache per core,
+np.add 0.8 to 0.9 ns an entry, a call's fixed cost 31 to 47 µs), a narrow block holds an odd
+number of runs of 2^LEVELS rows (8160 rows of 16 streams, not 8192), so that its streams in
+the stream-by-stream buffer are not a multiple of 4 KiB apart. In cache, the copy back of a
+block of 16 streams took 3.8 times an np.add over it with the streams 64 KiB apart and 1.65
+times with them 65,280 bytes apart (the copy there in pieces, 2.7 times either way).
+Interleaved in one process, medians of five rounds, before -> after, GAE / returns with time
+first: 32 streams 8.6 -> 6.7 / 7.9 -> 6.3, 16 streams 6.9 -> 6.5 / 6.2 -> 5.4, 8 and 48
+streams unchanged (6.9 / 6.1 and 6.6 / 5.9). Three full runs after it: GAE with time first
+at (16, 65536) 6.9, 7.4 and 7.1, the one cell over 6 in all three. Measured and left out
+that day: the writer's last ufunc writing the terms into the buffer, now that its streams
+are not a power of two apart (GAE 6.9 -> 6.7 at 16 streams, 6.7 -> 6.7 at 32, the returns
+6.2 -> 6.3 and 6.4 -> 6.5: within the noise); blocks of 2^16 and 2^15 steps (GAE with time
+first at (16, 65536) 6.9 -> 7.3 and 8.6); narrow blocks halved row by row as wide ones are
+(NARROW = 8: 8.9 against 7.6 passes at 16 streams, medians of three rounds; one level of
+NumPy row operations on rows of 16 entries costs 3.7 times a strided daxpy over the same
+entries as a stream); and, as the transposing copy, BLAS dcopy stream by stream (1.2 and 2
+times slower forward and back), np.take with an index (2.1 and 2.2 times), dgemm by the
+identity (1.6 to 6 times), or a complex128 view of pairs of streams (1.8 times an np.add
+each way, but the pairs then need another copy apart). The README quotes a full run of five
+rounds.
 """
 
 from __future__ import annotations
