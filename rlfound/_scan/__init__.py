@@ -139,13 +139,12 @@ def _term_writer(
         None if mask is None else _among(mask.reshape(-1), stops)
         for mask in (terms.only, terms.never)
     )
-    # The stops among the streams' ends: those ends keep their terms.
+    # The stops among the streams' ends: those ends keep their terms (read with open ends
+    # only, so not listed without them).
     slab = horizon * lanes
-    closed = (
-        np.empty(0, dtype=int)
-        if stops is None
-        else stops[stops % slab >= slab - lanes]
-    )
+    closed = np.empty(0, dtype=int)
+    if terms.open_ends and stops is not None:
+        closed = stops[stops % slab >= slab - lanes]
 
     def write(start: int, end: int, out: np.ndarray) -> None:
         if second is None or only is not None:
