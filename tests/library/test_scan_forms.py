@@ -448,12 +448,18 @@ def test_wide_time_major_buffers_equal_the_clear_form(shape, block):
     # length, and of 17 rows and a few steps, so that blocks end mid-way through the halvings.
     rng = np.random.default_rng(7)
     batch = random_packed(rng, shape, p_end=0.02)
-    rewards, _, next_values, terminated, truncated = batch
-    major = [np.ascontiguousarray(array.T) for array in batch]
     settings = blocks_of(block, sparse=_stream.SPARSE) if block else contextlib.nullcontext()
     with settings:
-        gae = packed_gae(*major, 0.99, 0.95, axis=0, method="banded")
-        sums = packed_discounted_returns(*major[:1], *major[2:], 0.99, axis=0, method="banded")
+        check_time_major_fast_forms(batch)
+
+
+def check_time_major_fast_forms(batch):
+    """GAE and the returns by the fast form on a time-major copy of ``batch`` equal the clear
+    forms on ``batch`` up to rounding (γ = 0.99, λ = 0.95)."""
+    rewards, _, next_values, terminated, truncated = batch
+    major = [np.ascontiguousarray(array.T) for array in batch]
+    gae = packed_gae(*major, 0.99, 0.95, axis=0, method="banded")
+    sums = packed_discounted_returns(*major[:1], *major[2:], 0.99, axis=0, method="banded")
     arguments = (rewards, next_values, terminated, truncated, 0.99)
     assert_equal_up_to_rounding(
         gae.T, packed_gae(*batch, 0.99, 0.95, method="loop"), *gae_scan_inputs(*batch, 0.99, 0.95)
@@ -479,22 +485,9 @@ def test_narrow_time_major_blocks_hold_an_odd_number_of_aligned_runs(lanes, monk
 
     monkeypatch.setattr(_stream, "_solve_constant", spied)
     rng = np.random.default_rng(8)
-    batch = random_packed(rng, (lanes, 300), p_end=0.01)
-    rewards, _, next_values, terminated, truncated = batch
-    major = [np.ascontiguousarray(array.T) for array in batch]
     with blocks_of(128 * lanes):
-        gae = packed_gae(*major, 0.99, 0.95, axis=0, method="banded")
-        sums = packed_discounted_returns(*major[:1], *major[2:], 0.99, axis=0, method="banded")
+        check_time_major_fast_forms(random_packed(rng, (lanes, 300), p_end=0.01))
     assert steps == [12, 96, 96, 96] * 2
-    arguments = (rewards, next_values, terminated, truncated, 0.99)
-    assert_equal_up_to_rounding(
-        gae.T, packed_gae(*batch, 0.99, 0.95, method="loop"), *gae_scan_inputs(*batch, 0.99, 0.95)
-    )
-    assert_equal_up_to_rounding(
-        sums.T,
-        packed_discounted_returns(*arguments, method="loop"),
-        *return_scan_inputs(*arguments),
-    )
 
 
 @given(stream=packed_streams(), gamma=unit_edges, block=block_lengths, position=time_positions)
